@@ -1,0 +1,253 @@
+"""Evidence of one test run: readers for the evidence JSON and JUnit XML, and the buckets.
+
+Every node id of a run falls in exactly one bucket: ``passed``, ``failed``, ``skipped`` or
+``xfail``. When a node id has several records (reruns), the last record that decides anything
+wins; setup and teardown records decide only when they fail (or, for setup, when they skip).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .compression import maybe_gunzip
+from .errors import InputError, ProblemCollector
+
+PASSED = "passed"
+FAILED = "failed"
+SKIPPED = "skipped"
+XFAIL = "xfail"
+BUCKETS: tuple[str, ...] = (PASSED, FAILED, SKIPPED, XFAIL)
+FORMAT = "freezedebt-evidence/1"
+
+DEFAULT_MAX_RECORDS = 2_000_000
+DEFAULT_MAX_NODEID_LENGTH = 4096
+
+_OUTCOMES = frozenset((PASSED, FAILED, SKIPPED))
+_PHASES = frozenset(("setup", "call", "teardown"))
+#: Per-record fields with a meaning of their own; anything else is kept and ignored.
+EXTRA_FIELDS = ("duration", "longrepr", "signature", "freeze")
+
+
+@dataclass(frozen=True, slots=True)
+class Buckets:
+    passed: frozenset[str]
+    failed: frozenset[str]
+    skipped: frozenset[str]
+    xfail: frozenset[str]
+
+    def counts(self) -> dict[str, int]:
+        return {
+            PASSED: len(self.passed),
+            FAILED: len(self.failed),
+            SKIPPED: len(self.skipped),
+            XFAIL: len(self.xfail),
+        }
+
+
+@dataclass(slots=True)
+class Evidence:
+    """A parsed run: its exit status, the bucket of each node id, its ``meta``, and the deciding
+    record of each node id that carried extras (duration, longrepr, signature, freeze)."""
+
+    exit: int
+    outcomes: dict[str, str]
+    meta: dict[str, Any] = field(default_factory=dict)
+    extras: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    source: str = "evidence"
+
+    def buckets(self) -> Buckets:
+        groups: dict[str, set[str]] = {name: set() for name in BUCKETS}
+        for nodeid, bucket in self.outcomes.items():
+            groups[bucket].add(nodeid)
+        return Buckets(*(frozenset(groups[name]) for name in BUCKETS))
+
+    def counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(BUCKETS, 0)
+        for bucket in self.outcomes.values():
+            counts[bucket] += 1
+        return counts
+
+    def to_json(self) -> dict[str, Any]:
+        """The evidence JSON form of this run (one record per node id)."""
+        records = []
+        for nodeid, bucket in self.outcomes.items():
+            record: dict[str, Any] = {
+                "nodeid": nodeid,
+                "when": "call",
+                "outcome": SKIPPED if bucket == XFAIL else bucket,
+                "xfail": bucket == XFAIL,
+            }
+            for name in EXTRA_FIELDS:
+                value = self.extras.get(nodeid, {}).get(name)
+                if value is not None:
+                    record[name] = value
+            records.append(record)
+        return {"format": FORMAT, "exit": self.exit, "meta": self.meta, "records": records}
+
+
+def bucket_of(outcome: str, xfail: bool) -> str:
+    """The bucket of one deciding record. A failure stays a failure even when marked xfail
+    (a strict xpass); otherwise the xfail mark wins over skipped and passed (xfailed, xpassed)."""
+    if outcome == FAILED:
+        return FAILED
+    return XFAIL if xfail else outcome
+
+
+def _decode(data: bytes, source: str) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError.single(
+            source, f"byte {exc.start}", "is not valid UTF-8 (evidence must be UTF-8 JSON or XML)"
+        ) from None
+
+
+def load_json_document(data: bytes, source: str) -> Any:
+    """``json.loads`` with errors that name the line and column."""
+    text = _decode(data, source)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        hint = " (the document looks truncated)" if exc.pos >= len(text.rstrip()) else ""
+        raise InputError.single(
+            source, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}{hint}"
+        ) from None
+    except RecursionError:
+        raise InputError.single(source, "$", "JSON nested too deeply") from None
+
+
+def evidence_from_json(
+    document: Any,
+    *,
+    source: str = "evidence",
+    max_records: int = DEFAULT_MAX_RECORDS,
+    max_nodeid_length: int = DEFAULT_MAX_NODEID_LENGTH,
+) -> Evidence:
+    """Validate a decoded evidence JSON document (SPEC 4.1) and bucket its records."""
+    problems = ProblemCollector(source)
+    if not isinstance(document, dict):
+        raise InputError.single(source, "$", "expected a JSON object with 'exit' and 'records'")
+    fmt = document.get("format", FORMAT)
+    if fmt != FORMAT:
+        problems.add("$.format", f"expected {FORMAT!r}, got {fmt!r}")
+    exit_status = document.get("exit")
+    if type(exit_status) is not int:
+        problems.add("$.exit", "expected the run's exit status as an integer")
+    meta = document.get("meta", {})
+    if not isinstance(meta, dict):
+        problems.add("$.meta", "expected an object")
+    records = document.get("records")
+    if not isinstance(records, list):
+        problems.add("$.records", "expected a list of records")
+        problems.raise_if_any()
+        raise AssertionError("unreachable")
+    if len(records) > max_records:
+        problems.add("$.records", f"{len(records)} records exceed the limit of {max_records}")
+    problems.raise_if_any()
+
+    outcomes: dict[str, str] = {}
+    extras: dict[str, Mapping[str, Any]] = {}
+    for index, record in enumerate(records):
+        if type(record) is not dict:
+            problems.add(f"$.records[{index}]", "expected an object")
+            continue
+        nodeid = record.get("nodeid")
+        outcome = record.get("outcome")
+        when = record.get("when", "call")
+        xfail = record.get("xfail", False)
+        # One combined check keeps the common, valid case to a single branch.
+        if not (
+            type(nodeid) is str
+            and 0 < len(nodeid) <= max_nodeid_length
+            and outcome in _OUTCOMES
+            and when in _PHASES
+            and type(xfail) is bool
+        ):
+            _record_problems(problems, index, nodeid, outcome, when, xfail, max_nodeid_length)
+            continue
+        if when != "call" and outcome != FAILED and not (when == "setup" and outcome == SKIPPED):
+            continue  # a passing setup/teardown says nothing about the test
+        outcomes[nodeid] = bucket_of(outcome, xfail)
+        if (
+            "duration" in record
+            or "signature" in record
+            or "freeze" in record
+            or ("longrepr" in record)
+        ):
+            extras[nodeid] = record
+        elif nodeid in extras:
+            del extras[nodeid]
+    problems.raise_if_any()
+    assert isinstance(exit_status, int)  # checked above; tells the type checker
+    return Evidence(exit_status, outcomes, meta, extras, source)
+
+
+def _record_problems(
+    problems: ProblemCollector,
+    index: int,
+    nodeid: object,
+    outcome: object,
+    when: object,
+    xfail: object,
+    max_nodeid_length: int,
+) -> None:
+    where = f"$.records[{index}]"
+    if type(nodeid) is not str or not nodeid:
+        problems.add(f"{where}.nodeid", "expected a non-empty string")
+    elif len(nodeid) > max_nodeid_length:
+        problems.add(f"{where}.nodeid", f"longer than {max_nodeid_length} characters")
+    if outcome not in _OUTCOMES:
+        problems.add(f"{where}.outcome", f"expected passed, failed or skipped, got {outcome!r}")
+    if when not in _PHASES:
+        problems.add(f"{where}.when", f"expected setup, call or teardown, got {when!r}")
+    if type(xfail) is not bool:
+        problems.add(f"{where}.xfail", f"expected true or false, got {xfail!r}")
+
+
+def parse_evidence(
+    data: bytes,
+    *,
+    source: str = "evidence",
+    max_records: int = DEFAULT_MAX_RECORDS,
+    max_nodeid_length: int = DEFAULT_MAX_NODEID_LENGTH,
+    max_decompressed: int | None = None,
+) -> Evidence:
+    """Read evidence JSON or JUnit XML, gzip-compressed or not; the content decides which."""
+    data = maybe_gunzip(data, source=source, limit=max_decompressed)
+    if data.lstrip()[:1] == b"<":
+        from .junit import parse_junit
+
+        return parse_junit(
+            data, source=source, max_records=max_records, max_nodeid_length=max_nodeid_length
+        )
+    return evidence_from_json(
+        load_json_document(data, source),
+        source=source,
+        max_records=max_records,
+        max_nodeid_length=max_nodeid_length,
+    )
+
+
+def read_evidence(path: str | Path, **limits: int) -> Evidence:
+    """Read an evidence file (JSON or JUnit XML, optionally gzip-compressed)."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError.single(str(path), "", f"cannot be read ({exc.strerror})") from None
+    return parse_evidence(data, source=str(path), **limits)
+
+
+def evidence_from_outcomes(
+    items: Iterable[tuple[str, str]], *, exit_status: int = 0, meta: dict[str, Any] | None = None
+) -> Evidence:
+    """Build evidence from ``(nodeid, bucket)`` pairs (stored runs, tests)."""
+    outcomes = dict(items)
+    bad = sorted(set(outcomes.values()) - set(BUCKETS))
+    if bad:
+        raise ValueError(f"unknown bucket(s): {', '.join(bad)}")
+    return Evidence(exit_status, outcomes, dict(meta or {}))

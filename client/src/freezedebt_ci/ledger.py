@@ -1,0 +1,329 @@
+"""The freeze ledger: readers for its three shapes, one normalized freeze, and its history.
+
+Shapes accepted (SPEC 4.3):
+
+* TOML with ``[[freeze]]`` tables;
+* JSON as a list of freeze objects, or as ``{"freeze": [...]}``;
+* JSON as a map keyed by node id (``{"tests/a.py::t": {"covers": [...], ...}}``), where the
+  freeze id defaults to the node id.
+
+Structural faults (syntax, wrong types, bad dates, bad path patterns, duplicate ids) make the
+ledger unreadable. A freeze that merely lacks a required field is kept, with the fields it
+lacks in ``missing``, so the report can name it as an ``invalid-freeze``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .compression import maybe_gunzip
+from .errors import InputError, ProblemCollector
+from .paths import pattern_error
+
+FREEZE_CLASSES = (
+    "timeout",
+    "network-dependent",
+    "clock-dependent",
+    "order-dependent",
+    "data-dependent",
+    "missing-service",
+)
+REQUIRED = ("id", "test", "covers", "owner", "opened", "expires", "reason")
+
+_STRING_FIELDS = {
+    "id": "id",
+    "test": "test",
+    "nodeid": "test",
+    "owner": "owner",
+    "reason": "reason",
+    "compensating_check": "compensating_check",
+    "class": "freeze_class",
+    "signature": "signature",
+}
+_DATE_FIELDS = {"opened": "opened", "expires": "expires", "until": "expires"}
+
+
+@dataclass(frozen=True, slots=True)
+class Freeze:
+    """One freeze, whatever shape the ledger had. Dates are inclusive: a freeze is active
+    through its ``expires`` day."""
+
+    id: str
+    test: str | None
+    covers: tuple[str, ...]
+    owner: str | None
+    opened: dt.date | None
+    expires: dt.date | None
+    reason: str | None
+    compensating_check: str | None = None
+    freeze_class: str | None = None
+    signature: str | None = None
+    blocks_symbols: tuple[str, ...] = ()
+    allowed_in_merge: bool = False
+    missing: tuple[str, ...] = field(default=())
+
+    def is_active(self, today: dt.date) -> bool:
+        return self.expires is not None and self.expires >= today
+
+    def is_expired(self, today: dt.date) -> bool:
+        return self.expires is not None and self.expires < today
+
+    def days_left(self, today: dt.date) -> int | None:
+        return None if self.expires is None else (self.expires - today).days
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form, the ledger's own field names (``class`` for the class)."""
+        return {
+            "id": self.id,
+            "test": self.test,
+            "covers": list(self.covers),
+            "owner": self.owner,
+            "opened": self.opened.isoformat() if self.opened else None,
+            "expires": self.expires.isoformat() if self.expires else None,
+            "reason": self.reason,
+            "compensating_check": self.compensating_check,
+            "class": self.freeze_class,
+            "signature": self.signature,
+            "blocks_symbols": list(self.blocks_symbols),
+            "allowed_in_merge": self.allowed_in_merge,
+            "missing": list(self.missing),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Freeze:
+        """Inverse of :meth:`as_dict` (for freezes stored by the server)."""
+
+        def day(value: Any) -> dt.date | None:
+            return dt.date.fromisoformat(value) if value else None
+
+        return cls(
+            id=data["id"],
+            test=data.get("test"),
+            covers=tuple(data.get("covers") or ()),
+            owner=data.get("owner"),
+            opened=day(data.get("opened")),
+            expires=day(data.get("expires")),
+            reason=data.get("reason"),
+            compensating_check=data.get("compensating_check"),
+            freeze_class=data.get("class"),
+            signature=data.get("signature"),
+            blocks_symbols=tuple(data.get("blocks_symbols") or ()),
+            allowed_in_merge=bool(data.get("allowed_in_merge", False)),
+            missing=tuple(data.get("missing") or ()),
+        )
+
+
+def _as_date(value: Any) -> dt.date | None:
+    if isinstance(value, dt.datetime):
+        return None  # a time of day has no meaning for an inclusive expiry day
+    if isinstance(value, dt.date):
+        return value
+    if isinstance(value, str):
+        try:
+            return dt.date.fromisoformat(value) if len(value) == 10 else None
+        except ValueError:
+            return None
+    return None
+
+
+def _freeze_from_entry(
+    entry: Any, where: str, problems: ProblemCollector, *, default_id: str | None = None
+) -> Freeze | None:
+    if not isinstance(entry, Mapping):
+        problems.add(where, "expected a table/object describing one freeze")
+        return None
+    values: dict[str, Any] = {"id": default_id}
+    if default_id is not None:
+        values["test"] = default_id
+    for key, value in entry.items():
+        here = f"{where}.{key}"
+        if key in _STRING_FIELDS:
+            if not isinstance(value, str):
+                problems.add(here, f"expected a string, got {type(value).__name__}")
+            elif value.strip():
+                values[_STRING_FIELDS[key]] = value.strip()
+        elif key in _DATE_FIELDS:
+            day = _as_date(value)
+            if day is None:
+                problems.add(here, f"expected a date as YYYY-MM-DD, got {value!r}")
+            values[_DATE_FIELDS[key]] = day
+        elif key == "covers":
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                problems.add(here, "expected a list of repo-relative paths")
+                continue
+            for index, pattern in enumerate(value):
+                error = pattern_error(pattern)
+                if error:
+                    problems.add(f"{here}[{index}]", f"{pattern!r} {error}")
+            values["covers"] = tuple(value)
+        elif key == "blocks_symbols":
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                problems.add(here, "expected a list of symbol names")
+                continue
+            values["blocks_symbols"] = tuple(value)
+        elif key == "allowed_in_merge":
+            if not isinstance(value, bool):
+                problems.add(here, "expected true or false")
+                continue
+            values["allowed_in_merge"] = value
+        # Any other key is kept in the file and ignored here.
+    missing = tuple(
+        name
+        for name in REQUIRED
+        if not values.get(name) and not (name == "opened" and default_id is not None)
+    )
+    return Freeze(
+        id=values.get("id") or f"{where} (no id)",
+        test=values.get("test"),
+        covers=values.get("covers", ()),
+        owner=values.get("owner"),
+        opened=values.get("opened"),
+        expires=values.get("expires"),
+        reason=values.get("reason"),
+        compensating_check=values.get("compensating_check"),
+        freeze_class=values.get("freeze_class"),
+        signature=values.get("signature"),
+        blocks_symbols=values.get("blocks_symbols", ()),
+        allowed_in_merge=values.get("allowed_in_merge", False),
+        missing=missing,
+    )
+
+
+def parse_ledger(data: bytes | str, *, source: str = "ledger") -> list[Freeze]:
+    """Read a ledger in any of its shapes; freezes come back sorted by id."""
+    if isinstance(data, bytes):
+        data = maybe_gunzip(data, source=source, limit=64 << 20)
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise InputError.single(source, f"byte {exc.start}", "is not valid UTF-8") from None
+    else:
+        text = data
+    problems = ProblemCollector(source)
+    entries: list[tuple[str, Any, str | None]] = []
+    stripped = text.lstrip()
+    # "[[freeze]]" opens TOML; a JSON list opens with "[" then "{" or "]".
+    if stripped[:1] == "{" or (stripped[:1] == "[" and stripped[1:].lstrip()[:1] in ("{", "]")):
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError.single(
+                source, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}"
+            ) from None
+        if isinstance(document, dict) and isinstance(document.get("freeze"), list):
+            document = document["freeze"]
+        if isinstance(document, list):
+            entries = [(f"$[{i}]", entry, None) for i, entry in enumerate(document)]
+        else:
+            entries = [(f"$[{json.dumps(k)}]", v, k) for k, v in document.items()]
+    else:
+        try:
+            document = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise InputError.single(source, "", f"invalid TOML: {exc}") from None
+        tables = document.get("freeze", [])
+        if not isinstance(tables, list):
+            raise InputError.single(source, "freeze", "expected [[freeze]] tables")
+        entries = [(f"freeze[{i}]", entry, None) for i, entry in enumerate(tables)]
+    freezes: dict[str, Freeze] = {}
+    for where, entry, default_id in entries:
+        freeze = _freeze_from_entry(entry, where, problems, default_id=default_id)
+        if freeze is None:
+            continue
+        if freeze.id in freezes:
+            problems.add(f"{where}.id", f"duplicate freeze id {freeze.id!r}")
+            continue
+        freezes[freeze.id] = freeze
+    problems.raise_if_any()
+    return [freezes[key] for key in sorted(freezes)]
+
+
+def read_ledger(path: str | Path) -> list[Freeze]:
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError.single(str(path), "", f"cannot be read ({exc.strerror})") from None
+    return parse_ledger(data, source=str(path))
+
+
+# --- history (SPEC 5.4) -------------------------------------------------------------------
+
+OPENED, RENEWED, RETIRED, EDITED = "opened", "renewed", "retired", "edited"
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerEvent:
+    """What one ledger version did to one freeze. ``chain`` counts the renewals of the freeze
+    so far (1 on its first renewal); ``silent`` marks a renewal whose reason did not change."""
+
+    kind: str
+    freeze_id: str
+    before: Freeze | None
+    after: Freeze | None
+    silent: bool = False
+    chain: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "freeze": self.freeze_id,
+            "silent": self.silent,
+            "chain": self.chain,
+            "before": self.before.as_dict() if self.before else None,
+            "after": self.after.as_dict() if self.after else None,
+        }
+
+
+def _comparable(freeze: Freeze) -> Freeze:
+    return replace(freeze, missing=())
+
+
+def diff_ledgers(
+    old: Sequence[Freeze], new: Sequence[Freeze], *, chains: Mapping[str, int] | None = None
+) -> list[LedgerEvent]:
+    """Events that turn ledger version ``old`` into ``new``, sorted by freeze id.
+
+    ``chains`` gives each freeze's renewal count before this version (for ``chain``).
+    """
+    chains = chains or {}
+    before = {f.id: f for f in old}
+    after = {f.id: f for f in new}
+    events: list[LedgerEvent] = []
+    for freeze_id in sorted(before.keys() | after.keys()):
+        a, b = before.get(freeze_id), after.get(freeze_id)
+        if a is None and b is not None:
+            events.append(LedgerEvent(OPENED, freeze_id, None, b))
+        elif b is None and a is not None:
+            events.append(LedgerEvent(RETIRED, freeze_id, a, None, chain=chains.get(freeze_id, 0)))
+        elif a is not None and b is not None and _comparable(a) != _comparable(b):
+            if a.expires and b.expires and b.expires > a.expires:
+                chain = chains.get(freeze_id, 0) + 1
+                silent = (a.reason or "") == (b.reason or "")
+                events.append(LedgerEvent(RENEWED, freeze_id, a, b, silent=silent, chain=chain))
+            else:
+                events.append(LedgerEvent(EDITED, freeze_id, a, b, chain=chains.get(freeze_id, 0)))
+    return events
+
+
+def ledger_history(versions: Iterable[Sequence[Freeze]]) -> list[list[LedgerEvent]]:
+    """Events of each successive version (the first against an empty ledger)."""
+    history: list[list[LedgerEvent]] = []
+    chains: dict[str, int] = {}
+    previous: Sequence[Freeze] = ()
+    for version in versions:
+        events = diff_ledgers(previous, version, chains=chains)
+        for event in events:
+            if event.kind == RENEWED:
+                chains[event.freeze_id] = event.chain
+            elif event.kind in (OPENED, RETIRED):
+                chains.pop(event.freeze_id, None)
+        history.append(events)
+        previous = version
+    return history

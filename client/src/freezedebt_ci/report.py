@@ -1,0 +1,270 @@
+"""The patch report (SPEC 5.1-5.3 and 5.8): one pure function from evidence, ledger, changed
+paths, policy and date to the report JSON. The server and ``freezedebt-ci delta`` both call
+:func:`compute_report`, so their reports are identical for identical input.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .changes import Change, touched_paths
+from .evidence import Buckets, Evidence
+from .hygiene import freeze_problems
+from .ledger import Freeze
+from .paths import matches_any
+from .policy import BLOCK, OFF, WARN, Policy
+
+FORMAT = "freezedebt-report/1"
+DRIFT_KEYS = ("image_digest", "lockfile_sha256", "python")
+READY, PENDING = "ready", "pending"
+PASS = "pass"
+
+
+def file_of(nodeid: str) -> str:
+    """The file part of a node id (before the first ``::``)."""
+    return nodeid.partition("::")[0]
+
+
+def _problem(code: str, severity: str, message: str, items: Iterable[str]) -> dict[str, Any]:
+    return {"code": code, "severity": severity, "message": message, "items": sorted(set(items))}
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def _per_file(
+    base: Buckets, head: Buckets, new_skips: set[str], retired: set[str], lost: set[str]
+) -> list[dict[str, Any]]:
+    base_passed = Counter(map(file_of, base.passed))
+    head_passed = Counter(map(file_of, head.passed))
+    new_by_file = Counter(map(file_of, new_skips))
+    retired_by_file = Counter(map(file_of, retired))
+    lost_by_file = Counter(map(file_of, lost))
+    files = set(base_passed) | set(head_passed)
+    for buckets in (base, head):
+        for group in (buckets.failed, buckets.skipped, buckets.xfail):
+            files.update(map(file_of, group))
+    return [
+        {
+            "file": name,
+            "base_passed": base_passed[name],
+            "head_passed": head_passed[name],
+            "delta": head_passed[name] - base_passed[name],
+            "new_skips": new_by_file[name],
+            "retired_skips": retired_by_file[name],
+            "lost": lost_by_file[name],
+        }
+        for name in sorted(files)
+    ]
+
+
+def _surface_hits(
+    active: Sequence[Freeze], touched: set[str], head: Buckets | None
+) -> list[dict[str, Any]]:
+    hits = []
+    for freeze in active:
+        if not freeze.covers:
+            continue
+        paths = sorted(p for p in touched if matches_any(freeze.covers, p))
+        if not paths:
+            continue
+        compensated = bool(
+            head is not None
+            and freeze.compensating_check
+            and freeze.compensating_check in head.passed
+        )
+        hits.append(
+            {"freeze": freeze.id, "test": freeze.test, "paths": paths, "compensated": compensated}
+        )
+    return sorted(hits, key=lambda hit: hit["freeze"])
+
+
+def _surface_problems(
+    hits: list[dict[str, Any]], freezes: dict[str, Freeze], policy: Policy
+) -> list[dict[str, Any]]:
+    severity = policy.severity("frozen-surface")
+    if severity == OFF:
+        return []
+    open_paths: dict[str, list[str]] = {}
+    eased: list[str] = []
+    eased_paths: list[str] = []
+    for hit in hits:
+        freeze = freezes[hit["freeze"]]
+        if hit["compensated"] or freeze.allowed_in_merge:
+            why = (
+                f"compensating check {freeze.compensating_check} passed"
+                if hit["compensated"]
+                else "the freeze is allowed in merges"
+            )
+            eased.append(f"{', '.join(hit['paths'])} touch frozen {freeze.id} ({why})")
+            eased_paths += hit["paths"]
+        else:
+            for path in hit["paths"]:
+                open_paths.setdefault(path, []).append(freeze.id)
+    problems = []
+    if open_paths:
+        message = "; ".join(
+            f"{path} is guarded only by frozen {', '.join(ids)}"
+            for path, ids in sorted(open_paths.items())
+        )
+        problems.append(_problem("frozen-surface", severity, message, open_paths))
+    if eased:
+        problems.append(_problem("frozen-surface", WARN, "; ".join(eased), eased_paths))
+    return problems
+
+
+def _drift(base: Evidence, head: Evidence) -> list[str]:
+    drift = []
+    for key in DRIFT_KEYS:
+        a, b = base.meta.get(key), head.meta.get(key)
+        if a is not None and b is not None and a != b:
+            drift.append(f"{key}: {a} -> {b}")
+    return drift
+
+
+def compute_report(
+    *,
+    base: Evidence | None,
+    head: Evidence | None,
+    freezes: Sequence[Freeze],
+    changes: Sequence[Change],
+    today: dt.date,
+    policy: Policy | None = None,
+    ledger_changed: bool = False,
+) -> dict[str, Any]:
+    """The report of a patch. With ``base`` or ``head`` missing the report is ``pending``:
+    it lists what the ledger and the paths already show, and never passes."""
+    policy = policy or Policy()
+    problems: list[dict[str, Any]] = []
+
+    def add(code: str, message: str, items: Iterable[str]) -> None:
+        severity = policy.severity(code)
+        if severity != OFF:
+            problems.append(_problem(code, severity, message, items))
+
+    by_id = {freeze.id: freeze for freeze in freezes}
+    active = [f for f in freezes if f.is_active(today)]
+    expired = sorted(f.id for f in freezes if f.is_expired(today))
+    touched = touched_paths(changes)
+
+    if expired:
+        add(
+            "expired-freeze",
+            f"the ledger holds {_plural(len(expired), 'expired freeze')}: {', '.join(expired)}",
+            expired,
+        )
+    invalid = {f.id: freeze_problems(f, policy) for f in freezes}
+    invalid = {key: value for key, value in invalid.items() if value}
+    if invalid:
+        add(
+            "invalid-freeze",
+            "; ".join(f"{key}: {', '.join(why)}" for key, why in sorted(invalid.items())),
+            invalid,
+        )
+    if ledger_changed or policy.ledger_path in touched:
+        add(
+            "ledger-in-patch",
+            f"the patch changes the ledger ({policy.ledger_path}); freeze "
+            "records belong in their own reviewed commit",
+            [policy.ledger_path],
+        )
+    fixtures = sorted(p for p in touched if matches_any(policy.fixture_paths, p))
+    if fixtures:
+        add(
+            "fixture-touched",
+            f"the patch changes {_plural(len(fixtures), 'fixture path')}: needs sign-off",
+            fixtures,
+        )
+
+    head_buckets = head.buckets() if head is not None else None
+    hits = _surface_hits(active, touched, head_buckets)
+
+    report: dict[str, Any] = {
+        "format": FORMAT,
+        "status": READY,
+        "verdict": PASS,
+        "today": today.isoformat(),
+        "figures": {},
+        "new_skips": [],
+        "retired_skips": [],
+        "lost": [],
+        "new_xfails": [],
+        "frozen_surface_hits": hits,
+        "expired_freezes": expired,
+        "per_file": [],
+        "problems": problems,
+    }
+
+    if base is None or head is None or head_buckets is None:
+        if base is None:
+            add("base-missing", "no run of the base commit yet: the report stays pending", [])
+        report["status"] = report["verdict"] = PENDING
+        report["figures"] = {
+            "base": base.counts() if base is not None else None,
+            "head": head.counts() if head is not None else None,
+            "net_executed_delta": None,
+            "earned": None,
+            "borrowed": None,
+        }
+        problems.sort(key=lambda p: (p["code"], p["severity"], p["message"]))
+        return report
+
+    base_buckets = base.buckets()
+    new_skips = set(head_buckets.skipped - base_buckets.skipped)
+    retired = set(base_buckets.skipped - head_buckets.skipped)
+    lost = set(base_buckets.passed - head_buckets.passed)
+    earned = head_buckets.passed - base_buckets.passed
+    new_xfails = head_buckets.xfail - base_buckets.xfail
+
+    report["figures"] = {
+        "base": base_buckets.counts(),
+        "head": head_buckets.counts(),
+        "net_executed_delta": len(head_buckets.passed) - len(base_buckets.passed),
+        "earned": len(earned),
+        "borrowed": len(head_buckets.passed) - len(earned),
+    }
+    report["new_skips"] = sorted(new_skips)
+    report["retired_skips"] = sorted(retired)
+    report["lost"] = sorted(lost)
+    report["new_xfails"] = sorted(new_xfails)
+    report["per_file"] = _per_file(base_buckets, head_buckets, new_skips, retired, lost)
+
+    if head.exit != 0:
+        add(
+            "head-failed",
+            f"the head run exited with status {head.exit} "
+            f"({_plural(len(head_buckets.failed), 'failed test')})",
+            head_buckets.failed,
+        )
+    frozen_tests = {f.test for f in active if f.test}
+    unaccounted = new_skips - frozen_tests
+    if unaccounted:
+        add(
+            "unaccounted-skip",
+            f"{_plural(len(unaccounted), 'new skip')} that no active freeze names",
+            unaccounted,
+        )
+    if lost:
+        add("lost-tests", f"{_plural(len(lost), 'test')} passed on base and no longer pass", lost)
+    problems.extend(_surface_problems(hits, by_id, policy))
+    drift = _drift(base, head)
+    if drift:
+        add(
+            "environment-drift",
+            "base and head ran in different environments: " + "; ".join(drift),
+            [item.split(":")[0] for item in drift],
+        )
+
+    problems.sort(key=lambda p: (p["code"], p["severity"], p["message"]))
+    report["verdict"] = BLOCK if any(p["severity"] == BLOCK for p in problems) else PASS
+    return report
+
+
+def report_json(report: dict[str, Any]) -> str:
+    """The report as text: stable key order and indentation, so equal reports are equal bytes."""
+    return json.dumps(report, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,64 @@
+"""Failure signatures (SPEC 5.6).
+
+A signature is the first 16 hex digits of SHA-256 over the node id and the *shape* of the
+failure text, so the same test failing the same way gets the same signature across runs, and
+failing differently gets another one. The shape keeps:
+
+* assertion and exception lines: pytest's ``E   …`` lines, and lines such as
+  ``ValueError: …`` or ``AssertionError``;
+* the project's own frames: pytest's ``path/to/file.py:12: in func`` / ``file.py:12: Error``
+  and CPython's ``File "path/to/file.py", line 12, in func``, but not frames in
+  ``site-packages``, ``dist-packages``, the standard library or other absolute paths;
+
+and in what it keeps, replaces hexadecimal addresses (``0x7f3a…``) by ``0x?``, line numbers
+by ``:?``, and every other run of digits by ``?``; surrounding whitespace is dropped.
+Everything else (source excerpts, captured output, values printed by pytest's diff) is left out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+_DIGITS = re.compile(r"\d+")
+_PYTEST_FRAME = re.compile(r"^(?P<path>[^\s:][^:]*\.py):\d+: (?P<rest>.*)$")
+_CPYTHON_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+(?P<rest>.*)$')
+_EXCEPTION_LINE = re.compile(
+    r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Warning|Interrupt)\b"
+)
+_FOREIGN = ("site-packages", "dist-packages", "<frozen", "/lib/python")
+
+
+def _own(path: str) -> bool:
+    return not path.startswith("/") and not any(marker in path for marker in _FOREIGN)
+
+
+def _mask(text: str) -> str:
+    return _DIGITS.sub("?", _ADDRESS.sub("0x?", text)).strip()
+
+
+def failure_shape(text: str) -> str:
+    """The normalized lines a signature is made of, joined by newlines."""
+    kept: list[str] = []
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        if not line.strip():
+            continue
+        frame = _PYTEST_FRAME.match(line.strip()) or _CPYTHON_FRAME.match(line)
+        if frame:
+            if _own(frame.group("path")):
+                kept.append(f"{frame.group('path')}:? {_mask(frame.group('rest'))}")
+            continue
+        stripped = line.strip()
+        if stripped.startswith("E ") or stripped == "E":
+            kept.append("E " + _mask(stripped[1:]))
+        elif _EXCEPTION_LINE.match(stripped):
+            kept.append(_mask(stripped))
+    return "\n".join(kept)
+
+
+def failure_signature(nodeid: str, text: str) -> str:
+    """Signature of ``nodeid`` failing with ``text`` (16 lowercase hex digits)."""
+    payload = f"{nodeid}\n{failure_shape(text)}".encode("utf-8", "surrogateescape")
+    return hashlib.sha256(payload).hexdigest()[:16]
