@@ -1,0 +1,28 @@
+"""/healthz: answers 200 only when the database answers, for load balancers and orchestrators."""
+
+import logging
+
+from django.db import DatabaseError, connection
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+
+from config.api import error_body
+
+logger = logging.getLogger(__name__)
+
+
+@never_cache
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    except DatabaseError:
+        logger.exception("health check: database unreachable")
+        return JsonResponse(
+            error_body("unavailable", "The database is unreachable.", {"database": "down"}),
+            status=503,
+        )
+    return JsonResponse({"status": "ok", "database": "ok"})

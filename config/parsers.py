@@ -1,0 +1,26 @@
+"""Request parsers with the size caps Django applies to request.body but DRF's streaming
+parsers skip."""
+
+import io
+from typing import Any
+
+from django.conf import settings
+from rest_framework.parsers import JSONParser
+
+from config.exceptions import PayloadTooLarge
+
+
+class BoundedJSONParser(JSONParser):
+    """JSON parser that refuses bodies over FREEZEDEBT_MAX_JSON_BYTES with 413."""
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
+        limit = settings.FREEZEDEBT_MAX_JSON_BYTES
+        request = (parser_context or {}).get("request")
+        declared = request.META.get("CONTENT_LENGTH") if request is not None else None
+        if declared and declared.isdigit() and int(declared) > limit:
+            raise PayloadTooLarge()
+        # Content-Length may be absent or wrong (chunked bodies); count what is actually read.
+        body = stream.read(limit + 1) if stream is not None else b""
+        if len(body) > limit:
+            raise PayloadTooLarge()
+        return super().parse(io.BytesIO(body), media_type, parser_context)

@@ -1,0 +1,142 @@
+from django.contrib import admin, messages
+from django.db import models
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils import timezone
+
+from evidence.models import Patch, Report, Repository, Run, TestName, TestResult, UploadToken
+
+
+class UploadTokenInline(admin.TabularInline):
+    model = UploadToken
+    fields = ["display_prefix", "name", "scope", "created_at", "last_used_at", "revoked_at"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+@admin.register(Repository)
+class RepositoryAdmin(admin.ModelAdmin):
+    list_display = ["slug", "name", "default_branch", "created_at"]
+    search_fields = ["slug", "name"]
+    readonly_fields = ["created_at", "updated_at"]
+    inlines = [UploadTokenInline]
+
+
+@admin.register(UploadToken)
+class UploadTokenAdmin(admin.ModelAdmin):
+    # Tokens are created by `create_token`, which shows the secret once (an admin form has no
+    # good place to do that). The digest is of no use to a person, so it never leaves the table.
+    list_display = ["display_prefix", "repository", "scope", "name", "last_used_at", "revoked_at"]
+    list_filter = ["scope", ("revoked_at", admin.EmptyFieldListFilter)]
+    list_select_related = ["repository"]
+    search_fields = ["prefix", "name", "repository__slug"]
+    fields = [
+        "repository",
+        "display_prefix",
+        "name",
+        "scope",
+        "created_at",
+        "last_used_at",
+        "revoked_at",
+    ]
+    readonly_fields = [
+        "repository",
+        "display_prefix",
+        "scope",
+        "created_at",
+        "last_used_at",
+        "revoked_at",
+    ]
+    actions = ["revoke"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.display(description="token")
+    def display_prefix(self, token: UploadToken) -> str:
+        return f"{token.display_prefix}…"
+
+    @admin.action(description="Revoke selected tokens")
+    def revoke(self, request: HttpRequest, queryset: QuerySet[UploadToken]) -> None:
+        count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        self.message_user(request, f"Revoked {count} token(s).", messages.SUCCESS)
+
+
+@admin.register(Run)
+class RunAdmin(admin.ModelAdmin):
+    list_display = [
+        "__str__",
+        "repository",
+        "branch",
+        "status",
+        "passed",
+        "failed",
+        "skipped",
+        "xfail",
+        "created_at",
+    ]
+    list_filter = ["status"]
+    list_select_related = ["repository"]
+    search_fields = ["sha", "label", "repository__slug"]
+    # The raw body can be tens of MiB; the admin shows its size, never its bytes.
+    exclude = ["raw"]
+    readonly_fields = [
+        "content_sha256",
+        "content_type",
+        "raw_size",
+        "created_at",
+        "updated_at",
+        "parsed_at",
+    ]
+    raw_id_fields = ["repository"]
+    show_full_result_count = False
+
+
+@admin.register(TestName)
+class TestNameAdmin(admin.ModelAdmin):
+    list_display = ["nodeid", "repository"]
+    list_select_related = ["repository"]
+    search_fields = ["nodeid"]
+    raw_id_fields = ["repository"]
+    show_full_result_count = False
+
+
+@admin.register(TestResult)
+class TestResultAdmin(admin.ModelAdmin):
+    list_display = ["test", "run", "bucket", "duration", "freeze"]
+    list_filter = ["bucket"]
+    list_select_related = ["test", "run"]
+    raw_id_fields = ["run", "test"]
+    show_full_result_count = False
+
+
+class ReportInline(admin.StackedInline):
+    model = Report
+    extra = 0
+    readonly_fields = ["created_at", "updated_at", "computed_at"]
+
+
+@admin.register(Patch)
+class PatchAdmin(admin.ModelAdmin):
+    list_display = ["ref", "repository", "title", "author", "ledger_changed", "created_at"]
+    list_select_related = ["repository"]
+    search_fields = ["ref", "title", "author", "base_sha", "head_sha"]
+    raw_id_fields = ["repository"]
+    readonly_fields = ["created_at", "updated_at"]
+    inlines = [ReportInline]
+    # Pull-request links are https; say so rather than rely on the form's changing default.
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+
+
+@admin.register(Report)
+class ReportAdmin(admin.ModelAdmin):
+    list_display = ["patch", "status", "verdict", "computed_at"]
+    list_filter = ["status", "verdict"]
+    list_select_related = ["patch"]
+    raw_id_fields = ["patch"]
+    readonly_fields = ["created_at", "updated_at", "computed_at"]

@@ -1,0 +1,328 @@
+"""Repositories, their upload tokens, and the evidence CI sends: runs, per-test results,
+patches and their reports."""
+
+import hashlib
+
+from django.core.validators import RegexValidator
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+
+class TimeStamped(models.Model):
+    # A default rather than auto_now_add, so demo data and imports can set real past times.
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        abstract = True
+
+
+SLUG_PATTERN = r"^[a-z0-9][a-z0-9_-]*\Z"
+validate_repository_slug = RegexValidator(
+    SLUG_PATTERN,
+    "Use lowercase letters, digits, hyphens and underscores, starting with a letter or digit.",
+    code="invalid_slug",
+)
+
+
+class RepositoryQuerySet(models.QuerySet["Repository"]):
+    def visible_to(self, user) -> "RepositoryQuerySet":
+        """The repositories a user may read; every read path filters through this."""
+        if not getattr(user, "is_authenticated", False) or not user.is_active:
+            return self.none()
+        if user.is_staff:
+            return self.all()
+        # Hook for teams (section 9): a lead will see the repositories of their teams here.
+        return self.none()
+
+
+class Repository(TimeStamped):
+    slug = models.CharField(max_length=100, validators=[validate_repository_slug])
+    name = models.CharField(max_length=200)
+    default_branch = models.CharField(max_length=200, default="main")
+
+    objects = RepositoryQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["slug"]
+        verbose_name_plural = "repositories"
+        constraints = [
+            # URLs, commands and tokens name a repository by its slug.
+            models.UniqueConstraint(fields=["slug"], name="repository_unique_slug"),
+            # The slug appears in URLs; keep it to the validated alphabet whatever wrote it.
+            # ("$" may match before a final newline in some regex engines, hence the second test.)
+            models.CheckConstraint(
+                condition=Q(slug__regex=r"^[a-z0-9][a-z0-9_-]*$") & ~Q(slug__contains="\n"),
+                name="repository_slug_format",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+# Every token text starts with this marker, so a leaked token is recognisable by scanners.
+TOKEN_MARKER = "fdk"  # noqa: S105 - a public marker, not a secret
+
+
+class UploadTokenQuerySet(models.QuerySet["UploadToken"]):
+    def live(self) -> "UploadTokenQuerySet":
+        return self.filter(revoked_at__isnull=True)
+
+
+class UploadToken(models.Model):
+    """A CI credential for one repository. Only a SHA-256 digest of the token is stored."""
+
+    class Scope(models.TextChoices):
+        EVIDENCE = "evidence", "evidence (runs, patches, analysis)"
+        LEDGER = "ledger", "ledger (sync from the default branch)"
+
+    repository = models.ForeignKey(Repository, on_delete=models.CASCADE, related_name="tokens")
+    name = models.CharField(max_length=100, blank=True)
+    scope = models.CharField(max_length=16, choices=Scope.choices)
+    prefix = models.CharField(max_length=16, editable=False)
+    digest = models.CharField(max_length=64, editable=False)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = UploadTokenQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["repository", "-created_at"]
+        constraints = [
+            # Authentication finds the token by its prefix before comparing digests.
+            models.UniqueConstraint(fields=["prefix"], name="uploadtoken_unique_prefix"),
+            # A scope outside the known ones would grant nothing or, worse, something unplanned.
+            models.CheckConstraint(
+                condition=Q(scope__in=["evidence", "ledger"]), name="uploadtoken_known_scope"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.display_prefix} ({self.repository_id}, {self.scope})"
+
+    @property
+    def display_prefix(self) -> str:
+        """The recognisable start of the token text, safe to show and log."""
+        return f"{TOKEN_MARKER}_{self.prefix}"
+
+    @property
+    def is_live(self) -> bool:
+        return self.revoked_at is None
+
+
+class RunQuerySet(models.QuerySet["Run"]):
+    def latest_attempt(self, *, repository: Repository, sha: str, label: str = "") -> "Run | None":
+        """The run reports use for a commit and label: its highest attempt."""
+        return self.filter(repository=repository, sha=sha, label=label).order_by("-attempt").first()
+
+    def awaiting_parse(self, *, received_before) -> "RunQuerySet":
+        """Runs accepted but not yet parsed, e.g. because the broker was down."""
+        return self.filter(status=Run.Status.RECEIVED, created_at__lt=received_before)
+
+
+class Run(TimeStamped):
+    class Status(models.TextChoices):
+        RECEIVED = "received"
+        READY = "ready"
+        REJECTED = "rejected"
+
+    repository = models.ForeignKey(Repository, on_delete=models.CASCADE, related_name="runs")
+    sha = models.CharField(max_length=64)
+    branch = models.CharField(max_length=255, blank=True, default="")
+    label = models.CharField(max_length=100, blank=True, default="")
+    attempt = models.PositiveIntegerField(default=1)
+    content_sha256 = models.CharField(max_length=64)
+    content_type = models.CharField(max_length=100)
+    # The request body as received (after any Content-Encoding), stored gzip-compressed.
+    raw = models.BinaryField()
+    raw_size = models.BigIntegerField(help_text="Size of the uncompressed body in bytes.")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RECEIVED)
+    reasons = models.JSONField(default=list, blank=True)
+    exit_code = models.IntegerField(null=True, blank=True)
+    meta = models.JSONField(default=dict, blank=True)
+    passed = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    skipped = models.PositiveIntegerField(default=0)
+    xfail = models.PositiveIntegerField(default=0)
+    parsed_at = models.DateTimeField(null=True, blank=True)
+
+    objects = RunQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            # Repeated uploads of one attempt store one run (200 same content, 409 other);
+            # its index also answers "latest attempt of (repository, sha, label)".
+            models.UniqueConstraint(
+                fields=["repository", "sha", "label", "attempt"], name="run_unique_attempt"
+            ),
+            # Attempts count from 1; "latest attempt" ordering relies on it.
+            models.CheckConstraint(condition=Q(attempt__gte=1), name="run_attempt_positive"),
+            models.CheckConstraint(
+                condition=Q(status__in=["received", "ready", "rejected"]), name="run_known_status"
+            ),
+            # A run leaves "received" only by being parsed; the time says when.
+            models.CheckConstraint(
+                condition=Q(status="received") | Q(parsed_at__isnull=False),
+                name="run_parsed_has_parsed_at",
+            ),
+        ]
+        indexes = [
+            # The periodic sweep looks only at runs still waiting to be parsed.
+            models.Index(
+                fields=["created_at"], condition=Q(status="received"), name="run_received_idx"
+            ),
+            # Repository pages list recent runs of a branch (the default branch for skip debt).
+            models.Index(fields=["repository", "branch", "-created_at"], name="run_branch_idx"),
+        ]
+
+    def __str__(self) -> str:
+        label = f" [{self.label}]" if self.label else ""
+        return f"{self.repository_id}@{self.sha[:12]}{label} #{self.attempt}"
+
+
+class TestName(models.Model):
+    """A node id, stored once per repository and referenced by every result of that test."""
+
+    __test__ = False  # not a pytest test class, whatever its name says
+
+    repository = models.ForeignKey(Repository, on_delete=models.CASCADE, related_name="+")
+    nodeid = models.TextField()
+    # A B-tree entry cannot hold a node id of several KiB on PostgreSQL, so uniqueness and
+    # lookups go through this fixed-size digest of the node id.
+    nodeid_sha256 = models.CharField(max_length=64, editable=False)
+
+    class Meta:
+        constraints = [
+            # Interning: one row per node id per repository, so results refer to it by key.
+            models.UniqueConstraint(
+                fields=["repository", "nodeid_sha256"], name="testname_unique_nodeid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.nodeid
+
+    def save(self, *args, **kwargs) -> None:
+        self.nodeid_sha256 = self.digest(self.nodeid)
+        super().save(*args, **kwargs)
+
+    @staticmethod
+    def digest(nodeid: str) -> str:
+        return hashlib.sha256(nodeid.encode("utf-8")).hexdigest()
+
+    @classmethod
+    def build(cls, *, repository: Repository, nodeid: str) -> "TestName":
+        """An unsaved instance with its digest filled, for bulk_create."""
+        return cls(repository=repository, nodeid=nodeid, nodeid_sha256=cls.digest(nodeid))
+
+
+class TestResult(models.Model):
+    """The bucket of one test in one run (section 5: exactly one bucket per node id)."""
+
+    __test__ = False
+
+    class Bucket(models.IntegerChoices):
+        PASSED = 1, "passed"
+        FAILED = 2, "failed"
+        SKIPPED = 3, "skipped"
+        XFAIL = 4, "xfail"
+
+    # No separate index on run: the unique (run, test) index starts with it.
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="results", db_index=False)
+    test = models.ForeignKey(TestName, on_delete=models.CASCADE, related_name="results")
+    bucket = models.PositiveSmallIntegerField(choices=Bucket.choices)
+    duration = models.FloatField(null=True, blank=True)
+    signature = models.CharField(max_length=64, blank=True, default="")
+    freeze = models.CharField(max_length=100, blank=True, default="")
+
+    class Meta:
+        constraints = [
+            # The last record of a node id decides its bucket: one result per test and run.
+            models.UniqueConstraint(fields=["run", "test"], name="testresult_unique_per_run"),
+            models.CheckConstraint(
+                condition=Q(bucket__in=[1, 2, 3, 4]), name="testresult_known_bucket"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.test_id} in run {self.run_id}: {self.get_bucket_display()}"
+
+
+class PatchQuerySet(models.QuerySet["Patch"]):
+    def touching_run(self, run: Run) -> "PatchQuerySet":
+        """Patches whose base or head is the run's commit: their reports may now be computed."""
+        return self.filter(repository=run.repository_id).filter(
+            Q(base_sha=run.sha) | Q(head_sha=run.sha)
+        )
+
+
+class Patch(TimeStamped):
+    repository = models.ForeignKey(Repository, on_delete=models.CASCADE, related_name="patches")
+    ref = models.CharField(max_length=200)
+    base_sha = models.CharField(max_length=64)
+    head_sha = models.CharField(max_length=64)
+    title = models.CharField(max_length=500, blank=True, default="")
+    url = models.URLField(max_length=2000, blank=True, default="")
+    author = models.CharField(max_length=200, blank=True, default="")
+    changed = models.JSONField(default=list, blank=True)
+    ledger_changed = models.BooleanField(default=False)
+    analysis = models.JSONField(null=True, blank=True)
+
+    objects = PatchQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "patches"
+        constraints = [
+            # Declaring the same patch revision twice returns the existing one (200, not 201).
+            models.UniqueConstraint(
+                fields=["repository", "ref", "base_sha", "head_sha"], name="patch_unique_revision"
+            ),
+        ]
+        indexes = [
+            # An arriving run looks up the patches it completes, by base or by head.
+            models.Index(fields=["repository", "base_sha"], name="patch_base_idx"),
+            models.Index(fields=["repository", "head_sha"], name="patch_head_idx"),
+            # Repository pages and the blocked share list recent patches.
+            models.Index(fields=["repository", "-created_at"], name="patch_recent_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.ref} ({self.base_sha[:8]}..{self.head_sha[:8]})"
+
+
+class Report(TimeStamped):
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        READY = "ready"
+
+    class Verdict(models.TextChoices):
+        PENDING = "pending"
+        PASS = "pass"  # noqa: S105 - a verdict, not a password
+        BLOCK = "block"
+
+    patch = models.OneToOneField(Patch, on_delete=models.CASCADE, related_name="report")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    verdict = models.CharField(max_length=16, choices=Verdict.choices, default=Verdict.PENDING)
+    body = models.JSONField(default=dict, blank=True)
+    computed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            # A pending report has no verdict yet, and a ready one always has pass or block:
+            # CI must never read "pass" off a report still waiting for a run.
+            models.CheckConstraint(
+                condition=(
+                    Q(status="pending", verdict="pending")
+                    | Q(status="ready", verdict__in=["pass", "block"])
+                ),
+                name="report_pending_iff_verdict_pending",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"report of {self.patch_id}: {self.status}/{self.verdict}"

@@ -1,0 +1,3 @@
+"""Ledger endpoints under /api/v1/ (namespace "api")."""
+
+urlpatterns: list = []

@@ -1,0 +1,264 @@
+"""The freeze ledger of each repository: synced versions, the freezes they hold, the events
+derived between versions, and the repository's policy with its audit trail."""
+
+import datetime
+import re
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from evidence.models import Repository, TimeStamped
+
+PROBLEM_CODE_PATTERN = re.compile(r"[a-z]+(?:-[a-z]+)*")
+
+
+class Severity(models.TextChoices):
+    BLOCK = "block"
+    WARN = "warn"
+    OFF = "off"
+
+
+def default_fixture_paths() -> list[str]:
+    return ["tests/fixtures/**", "tests/factories/**", "**/conftest.py"]
+
+
+def validate_severities(value: object) -> None:
+    """``{problem-code: block|warn|off}``; codes not listed keep their default severity."""
+    if not isinstance(value, dict):
+        raise ValidationError("Severities must be an object of problem code to severity.")
+    for code, severity in value.items():
+        if not isinstance(code, str) or not PROBLEM_CODE_PATTERN.fullmatch(code):
+            raise ValidationError(f"{code!r} is not a problem code.")
+        if severity not in Severity.values:
+            raise ValidationError(f"{code}: severity must be one of {', '.join(Severity.values)}.")
+
+
+def validate_path_patterns(value: object) -> None:
+    """A list of repo-relative path patterns (``dir/**``, ``**/name``, or exact paths)."""
+    if not isinstance(value, list):
+        raise ValidationError("Fixture paths must be a list of path patterns.")
+    for pattern in value:
+        if not isinstance(pattern, str) or not pattern.strip():
+            raise ValidationError("Each fixture path must be a non-empty string.")
+        if pattern.startswith("/"):
+            raise ValidationError(f"{pattern!r}: paths are relative to the repository root.")
+
+
+class LedgerVersionQuerySet(models.QuerySet["LedgerVersion"]):
+    def latest_for(self, repository: Repository) -> "LedgerVersion | None":
+        return self.filter(repository=repository).order_by("-created_at", "-pk").first()
+
+
+class LedgerVersion(models.Model):
+    """The ledger file as synced at one commit of the default branch; never changed after."""
+
+    repository = models.ForeignKey(
+        Repository, on_delete=models.CASCADE, related_name="ledger_versions"
+    )
+    sha = models.CharField(max_length=64)
+    path = models.CharField(max_length=500)
+    raw = models.TextField()
+    # The freezes as the shared rules normalized them (section 4.3), in ledger order.
+    freezes = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    objects = LedgerVersionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            # Pushing the ledger of one commit twice stores it once and derives no new events.
+            models.UniqueConstraint(fields=["repository", "sha"], name="ledgerversion_unique_sha"),
+        ]
+        indexes = [
+            models.Index(fields=["repository", "-created_at"], name="ledgerversion_recent_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.repository_id} ledger @ {self.sha[:12]}"
+
+
+class FreezeQuerySet(models.QuerySet["Freeze"]):
+    def current(self) -> "FreezeQuerySet":
+        """Freezes in the repository's latest ledger (not retired)."""
+        return self.filter(current=True)
+
+    def active_on(self, day: datetime.date) -> "FreezeQuerySet":
+        """Current freezes still in force on ``day`` (active through their expiry, inclusive)."""
+        return self.current().filter(expires__gte=day)
+
+    def expired_on(self, day: datetime.date) -> "FreezeQuerySet":
+        """Current freezes that expired before ``day``: still in the ledger, no longer valid."""
+        return self.current().filter(expires__lt=day)
+
+
+class Freeze(TimeStamped):
+    """One freeze id of a repository as of the latest ledger that held it."""
+
+    repository = models.ForeignKey(Repository, on_delete=models.CASCADE, related_name="freezes")
+    freeze_id = models.CharField(max_length=200)
+    nodeid = models.TextField()
+    covers = models.JSONField(default=list)
+    owner = models.CharField(max_length=254)
+    opened = models.DateField(null=True, blank=True)
+    expires = models.DateField()
+    reason = models.TextField()
+    compensating_check = models.TextField(blank=True, default="")
+    # Free text: a ledger may hold an unknown or forbidden class, which is an invalid-freeze.
+    freeze_class = models.CharField(max_length=64, blank=True, default="")
+    signature = models.CharField(max_length=64, blank=True, default="")
+    blocks_symbols = models.JSONField(default=list, blank=True)
+    allowed_in_merge = models.BooleanField(default=False)
+    version = models.PositiveIntegerField(default=1)
+    renewals = models.PositiveIntegerField(default=0)
+    current = models.BooleanField(default=True)
+    # RESTRICT: ledger history is never deleted from under a freeze, except with its repository.
+    first_version = models.ForeignKey(
+        LedgerVersion, on_delete=models.RESTRICT, related_name="opened_freezes"
+    )
+    last_version = models.ForeignKey(LedgerVersion, on_delete=models.RESTRICT, related_name="+")
+
+    objects = FreezeQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["repository", "expires", "freeze_id"]
+        constraints = [
+            # Events, acknowledgements and reminders refer to a freeze by its ledger id.
+            models.UniqueConstraint(
+                fields=["repository", "freeze_id"], name="freeze_unique_id_per_repository"
+            ),
+            # Signed links name a freeze version; versions count from 1.
+            models.CheckConstraint(condition=Q(version__gte=1), name="freeze_version_positive"),
+        ]
+        indexes = [
+            # Dashboards and reminders filter current freezes by expiry.
+            models.Index(
+                fields=["repository", "expires"],
+                condition=Q(current=True),
+                name="freeze_current_expiry_idx",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.freeze_id
+
+
+class FreezeEvent(models.Model):
+    """What changed for one freeze between two synced ledger versions (section 5.4)."""
+
+    class Kind(models.TextChoices):
+        OPENED = "opened"
+        RENEWED = "renewed"
+        RETIRED = "retired"
+        EDITED = "edited"
+
+    repository = models.ForeignKey(
+        Repository, on_delete=models.CASCADE, related_name="freeze_events"
+    )
+    freeze = models.ForeignKey(Freeze, on_delete=models.CASCADE, related_name="events")
+    ledger_version = models.ForeignKey(
+        LedgerVersion, on_delete=models.CASCADE, related_name="events"
+    )
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    # A renewal whose reason did not change: flagged on the freeze's page.
+    silent = models.BooleanField(default=False)
+    # Renewals in this freeze's chain so far, this one included.
+    chain = models.PositiveIntegerField(default=0)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            # Re-deriving events for a version (a retried task) must not duplicate them.
+            models.UniqueConstraint(
+                fields=["freeze", "ledger_version", "kind"], name="freezeevent_unique_per_version"
+            ),
+            models.CheckConstraint(
+                condition=Q(kind__in=["opened", "renewed", "retired", "edited"]),
+                name="freezeevent_known_kind",
+            ),
+            # Only a renewal can be silent.
+            models.CheckConstraint(
+                condition=Q(silent=False) | Q(kind="renewed"), name="freezeevent_silent_is_renewal"
+            ),
+            # An opening has no before, a retirement no after, anything else both: pages diff them.
+            models.CheckConstraint(
+                condition=(
+                    Q(kind="opened", before__isnull=True, after__isnull=False)
+                    | Q(kind="retired", before__isnull=False, after__isnull=True)
+                    | Q(kind__in=["renewed", "edited"], before__isnull=False, after__isnull=False)
+                ),
+                name="freezeevent_snapshots_match_kind",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["repository", "-created_at"], name="freezeevent_recent_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} (freeze #{self.freeze_id}, ledger version #{self.ledger_version_id})"
+
+
+class Policy(TimeStamped):
+    """How a repository's report problems count. Change it only through ``policy_update``."""
+
+    repository = models.OneToOneField(Repository, on_delete=models.CASCADE, related_name="policy")
+    # Overrides only: a problem code absent here keeps the default severity of the shared rules.
+    severities = models.JSONField(default=dict, blank=True, validators=[validate_severities])
+    max_freeze_days = models.PositiveIntegerField(default=14, validators=[MinValueValidator(1)])
+    fixture_paths = models.JSONField(
+        default=default_fixture_paths, blank=True, validators=[validate_path_patterns]
+    )
+    ledger_path = models.CharField(max_length=500, default="freeze_ledger.toml")
+
+    class Meta:
+        verbose_name_plural = "policies"
+        constraints = [
+            # A freeze of at most zero days could never be valid.
+            models.CheckConstraint(
+                condition=Q(max_freeze_days__gte=1), name="policy_max_freeze_days_positive"
+            ),
+            # The ledger-in-patch rule compares changed paths with this one.
+            models.CheckConstraint(condition=~Q(ledger_path=""), name="policy_ledger_path_set"),
+        ]
+
+    def __str__(self) -> str:
+        return f"policy of {self.repository_id}"
+
+    def snapshot(self) -> dict[str, object]:
+        """The editable settings as plain data, as audit rows record them."""
+        return {
+            "severities": dict(self.severities),
+            "max_freeze_days": self.max_freeze_days,
+            "fixture_paths": list(self.fixture_paths),
+            "ledger_path": self.ledger_path,
+        }
+
+
+class PolicyChange(models.Model):
+    """One audited change of a repository's policy (section 5.3: policy changes are audited)."""
+
+    repository = models.ForeignKey(
+        Repository, on_delete=models.CASCADE, related_name="policy_changes"
+    )
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    before = models.JSONField()
+    after = models.JSONField()
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [
+            models.Index(fields=["repository", "-created_at"], name="policychange_recent_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"policy change of {self.repository_id} at {self.created_at:%Y-%m-%d %H:%M}"
