@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from freezedebt_ci import remote
 from freezedebt_ci.cli import main
 from freezedebt_ci.transport import (

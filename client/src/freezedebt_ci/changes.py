@@ -10,6 +10,7 @@ from .errors import InputError, ProblemCollector
 from .paths import normalize_path
 
 _STATUS = re.compile(r"^(?P<kind>[AMDTRC])(?P<score>\d{0,3})$")
+_SPACED = re.compile(r"^(?:[AMDT]|[RC]\d{0,3})\s+\S")
 _OCTAL = re.compile(rb"\\([0-7]{3})")
 _ESCAPES = {
     b"n": b"\n",
@@ -87,15 +88,17 @@ def parse_name_status(text: str, *, source: str = "changed paths") -> list[Chang
         if not line.strip():
             continue
         where = f"line {number}"
-        if "\t" not in line:
+        if "\t" in line:
+            status, *paths = line.split("\t")
+        elif _SPACED.match(line):
+            # Tabs lost on the way (copied from a terminal): "M  src/a.py", "R100 old new".
+            status, *paths = line.split()
+        else:
             changes.append(Change(_check_path(line.strip(), where, problems)))
             continue
-        status, *paths = line.split("\t")
         match = _STATUS.match(status.strip())
         if not match:
-            problems.add(
-                where, f"unknown status {status!r}; expected A, M, D, T, R### or C###"
-            )
+            problems.add(where, f"unknown status {status!r}; expected A, M, D, T, R### or C###")
             continue
         kind = match.group("kind")
         want = 2 if kind in "RC" else 1

@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .compression import maybe_gunzip
 from .errors import InputError, ProblemCollector
@@ -112,7 +112,15 @@ def load_json_document(data: bytes, source: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        hint = " (the document looks truncated)" if exc.pos >= len(text.rstrip()) else ""
+        # Truncated: the error sits at the end, inside a string that never closes, or on a
+        # last, cut-off token ("fal", "12") with nothing after it.
+        rest = text[exc.pos :].strip()
+        truncated = exc.msg != "Extra data" and (
+            not rest
+            or exc.msg.startswith("Unterminated string")
+            or not any(c in rest for c in ',:[]{}" \t\r\n')
+        )
+        hint = " (the document looks truncated)" if truncated else ""
         raise InputError.single(
             source, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}{hint}"
         ) from None
@@ -182,8 +190,8 @@ def evidence_from_json(
         elif nodeid in extras:
             del extras[nodeid]
     problems.raise_if_any()
-    assert isinstance(exit_status, int)  # checked above; tells the type checker
-    return Evidence(exit_status, outcomes, meta, extras, source)
+    # exit_status was checked to be an int above; cast() only tells the type checker
+    return Evidence(cast(int, exit_status), outcomes, meta, extras, source)
 
 
 def _record_problems(
@@ -218,7 +226,7 @@ def parse_evidence(
 ) -> Evidence:
     """Read evidence JSON or JUnit XML, gzip-compressed or not; the content decides which."""
     data = maybe_gunzip(data, source=source, limit=max_decompressed)
-    if data.lstrip()[:1] == b"<":
+    if data.removeprefix(b"\xef\xbb\xbf").lstrip()[:1] == b"<":  # XML, maybe after a BOM
         from .junit import parse_junit
 
         return parse_junit(

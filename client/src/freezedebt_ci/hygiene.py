@@ -60,7 +60,12 @@ SIGNAL_WORDS: dict[str, tuple[str, ...]] = {
         "sandbox",
     ),
 }
-_ALL_SIGNALS = tuple(word for words in SIGNAL_WORDS.values() for word in words)
+# Whole words only: "order_total" in an assertion names no ordering problem.
+_SIGNAL = re.compile(
+    r"(?<![\w-])("
+    + "|".join(re.escape(w) for words in SIGNAL_WORDS.values() for w in words)
+    + r")(?![\w])"
+)
 _ASSERTION = re.compile(
     r"^\s*(E\s+)?(assert\b|assertionerror\b|expected\b.*\b(got|but was|to equal)\b|"
     r"\S+\s*(==|!=|<=|>=|<|>)\s*\S+\s*$)",
@@ -69,8 +74,7 @@ _ASSERTION = re.compile(
 
 
 def names_signal(reason: str) -> bool:
-    lowered = reason.lower()
-    return any(word in lowered for word in _ALL_SIGNALS)
+    return _SIGNAL.search(reason.lower()) is not None
 
 
 def freeze_problems(freeze: Freeze, policy: Policy) -> list[str]:

@@ -42,6 +42,7 @@ def pytest_nodeid(classname: str, name: str, file: str | None) -> str:
         if classname == module or classname.startswith(module + "."):
             classes = classname[len(module) + 1 :].split(".") if classname != module else []
             return "::".join([file, *[c for c in classes if c], name])
+        return generic_nodeid(classname, name, file)  # a file pytest's classname does not fit
     cut = len(parts)
     while cut > 1 and _CLASS_PART.match(parts[cut - 1]):
         cut -= 1

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import tomllib
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -47,6 +49,22 @@ _STRING_FIELDS = {
     "signature": "signature",
 }
 _DATE_FIELDS = {"opened": "opened", "expires": "expires", "until": "expires"}
+_DATE_SHAPE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+class _JSONObject(dict[str, Any]):
+    """A decoded JSON object that remembers the keys it held more than once (``json`` itself
+    silently keeps the last one, which would drop a freeze or one of its fields unseen)."""
+
+    duplicates: tuple[str, ...] = ()
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> _JSONObject:
+    obj = _JSONObject(pairs)
+    if len(obj) != len(pairs):
+        counts = Counter(key for key, _ in pairs)
+        obj.duplicates = tuple(key for key, count in counts.items() if count > 1)
+    return obj
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +144,7 @@ def _as_date(value: Any) -> dt.date | None:
         return value
     if isinstance(value, str):
         try:
-            return dt.date.fromisoformat(value) if len(value) == 10 else None
+            return dt.date.fromisoformat(value) if _DATE_SHAPE.fullmatch(value) else None
         except ValueError:
             return None
     return None
@@ -211,16 +229,20 @@ def parse_ledger(data: bytes | str, *, source: str = "ledger") -> list[Freeze]:
     # "[[freeze]]" opens TOML; a JSON list opens with "[" then "{" or "]".
     if stripped[:1] == "{" or (stripped[:1] == "[" and stripped[1:].lstrip()[:1] in ("{", "]")):
         try:
-            document = json.loads(text)
+            document = json.loads(text, object_pairs_hook=_json_object)
         except json.JSONDecodeError as exc:
             raise InputError.single(
                 source, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}"
             ) from None
         if isinstance(document, dict) and isinstance(document.get("freeze"), list):
+            for key in getattr(document, "duplicates", ()):
+                problems.add(f"$.{key}", "duplicate key")
             document = document["freeze"]
         if isinstance(document, list):
             entries = [(f"$[{i}]", entry, None) for i, entry in enumerate(document)]
         else:
+            for key in getattr(document, "duplicates", ()):
+                problems.add(f"$[{json.dumps(key)}]", f"duplicate freeze id {key!r}")
             entries = [(f"$[{json.dumps(k)}]", v, k) for k, v in document.items()]
     else:
         try:
@@ -233,6 +255,8 @@ def parse_ledger(data: bytes | str, *, source: str = "ledger") -> list[Freeze]:
         entries = [(f"freeze[{i}]", entry, None) for i, entry in enumerate(tables)]
     freezes: dict[str, Freeze] = {}
     for where, entry, default_id in entries:
+        for key in getattr(entry, "duplicates", ()):
+            problems.add(f"{where}.{key}", "duplicate key: which value counts is ambiguous")
         freeze = _freeze_from_entry(entry, where, problems, default_id=default_id)
         if freeze is None:
             continue

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 _GLOB_CHARS = frozenset("*?[]{}")
+_TEST_FOLDERS = frozenset(("test", "tests", "testing"))
 
 
 def normalize_path(path: str) -> str:
@@ -70,7 +71,9 @@ def overlaps(cover: str, fixture: str) -> bool:
         return matches(fixture, cover)
     prefix = cover[:-2]  # "dir/"
     if fixture.startswith("**/"):
-        return True  # any folder, including those under ``prefix``, may hold the file
+        # "**/conftest.py" could sit in any folder, but such files live beside tests: a cover of
+        # a test folder reaches them, a cover of production code ("src/pricing/**") does not.
+        return any(part in _TEST_FOLDERS for part in prefix.split("/"))
     if fixture.endswith("/**"):
         other = fixture[:-2]
         return other.startswith(prefix) or prefix.startswith(other)

@@ -20,8 +20,9 @@ from __future__ import annotations
 import hashlib
 import re
 
-_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
-_DIGITS = re.compile(r"\d+")
+#: An address (``0x7f3a…``) or, failing that, a run of digits: one pass, so an address's own
+#: ``0`` is not masked again as a digit.
+_NUMBERS = re.compile(r"(?P<address>0x[0-9a-fA-F]+)|\d+")
 _PYTEST_FRAME = re.compile(r"^(?P<path>[^\s:][^:]*\.py):\d+: (?P<rest>.*)$")
 _CPYTHON_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+(?P<rest>.*)$')
 _EXCEPTION_LINE = re.compile(
@@ -35,7 +36,7 @@ def _own(path: str) -> bool:
 
 
 def _mask(text: str) -> str:
-    return _DIGITS.sub("?", _ADDRESS.sub("0x?", text)).strip()
+    return _NUMBERS.sub(lambda m: "0x?" if m.group("address") else "?", text).strip()
 
 
 def failure_shape(text: str) -> str:
