@@ -6,6 +6,7 @@ from config.health import healthz
 
 urlpatterns = [
     path("", include("dashboards.urls")),
+    path("", include("ledger.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

@@ -6,5 +6,7 @@ class EvidenceConfig(AppConfig):
     verbose_name = "Evidence"
 
     def ready(self) -> None:
-        # Registers the OpenAPI description of the upload-token authentication.
-        from evidence import schema  # noqa: F401
+        # schema registers the OpenAPI description of the upload-token authentication;
+        # reports registers the report task, which lives beside its service rather than in the
+        # tasks module Celery discovers.
+        from evidence import reports, schema  # noqa: F401

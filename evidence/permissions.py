@@ -34,3 +34,25 @@ class HasScope(BasePermission):
         raise PermissionDenied(
             f"This token has the {principal.scope!r} scope; this endpoint needs {wanted}."
         )
+
+
+class IsSignedInUser(BasePermission):
+    """Allows logged-in people (session); refuses upload tokens, which read nothing here."""
+
+    message = "This endpoint is for signed-in users, not upload tokens."
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        user = request.user
+        if isinstance(user, TokenPrincipal):
+            raise PermissionDenied(self.message)
+        return bool(user and user.is_authenticated)
+
+
+class EvidenceTokenOrSignedInUser(BasePermission):
+    """An ``evidence`` upload token or a logged-in user; which objects each may read is the
+    selector's business (a token sees its own repository only)."""
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        if isinstance(request.user, TokenPrincipal):
+            return HasScope("evidence").has_permission(request, view)
+        return bool(request.user and request.user.is_authenticated)

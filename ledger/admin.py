@@ -1,6 +1,16 @@
 from django.contrib import admin
 
-from ledger.models import Freeze, FreezeEvent, LedgerVersion, Policy, PolicyChange
+from ledger.models import (
+    DigestClaim,
+    Freeze,
+    FreezeAction,
+    FreezeEvent,
+    LedgerVersion,
+    Owner,
+    Policy,
+    PolicyChange,
+    ReminderClaim,
+)
 from ledger.services import POLICY_FIELDS, policy_update
 
 
@@ -86,3 +96,45 @@ class PolicyChangeAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False
+
+
+@admin.register(Owner)
+class OwnerAdmin(admin.ModelAdmin):
+    list_display = ["handle", "name", "email", "is_team", "updated_at"]
+    list_filter = ["is_team"]
+    search_fields = ["handle", "name", "email"]
+    readonly_fields = ["created_at", "updated_at"]
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Records of what was sent or answered: kept as they happened."""
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(FreezeAction)
+class FreezeActionAdmin(ReadOnlyAdmin):
+    list_display = ["freeze", "freeze_version", "owner_email", "action", "created_at"]
+    list_filter = ["action"]
+    list_select_related = ["freeze"]
+    search_fields = ["freeze__freeze_id", "owner_email", "new_reason"]
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(ReminderClaim)
+class ReminderClaimAdmin(ReadOnlyAdmin):
+    list_display = ["freeze", "freeze_version", "milestone", "recipient", "sent_at", "attempts"]
+    list_select_related = ["freeze"]
+    search_fields = ["freeze__freeze_id", "recipient", "milestone"]
+
+
+@admin.register(DigestClaim)
+class DigestClaimAdmin(ReadOnlyAdmin):
+    list_display = ["day", "recipient", "sent_at", "attempts"]
+    search_fields = ["recipient"]

@@ -105,7 +105,9 @@ class Freeze(TimeStamped):
     covers = models.JSONField(default=list)
     owner = models.CharField(max_length=254)
     opened = models.DateField(null=True, blank=True)
-    expires = models.DateField()
+    # Null when the ledger's entry lacks its expiry: an invalid-freeze, neither active nor
+    # expired (as the shared rules see it), but still part of the ledger and its history.
+    expires = models.DateField(null=True, blank=True)
     reason = models.TextField()
     compensating_check = models.TextField(blank=True, default="")
     # Free text: a ledger may hold an unknown or forbidden class, which is an invalid-freeze.
@@ -262,3 +264,119 @@ class PolicyChange(models.Model):
 
     def __str__(self) -> str:
         return f"policy change of {self.repository_id} at {self.created_at:%Y-%m-%d %H:%M}"
+
+
+# --- Owners, reminders and acknowledgements (section 8) -----------------------------------
+
+
+class Owner(TimeStamped):
+    """A person or team of the owner directory; a ledger ``owner`` handle names one."""
+
+    handle = models.CharField(max_length=254)
+    name = models.CharField(max_length=200, blank=True, default="")
+    email = models.EmailField()
+    is_team = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["handle"]
+        constraints = [
+            # Resolving a ledger handle must find at most one owner.
+            models.UniqueConstraint(fields=["handle"], name="owner_unique_handle"),
+            models.CheckConstraint(condition=~Q(handle=""), name="owner_handle_set"),
+        ]
+
+    def __str__(self) -> str:
+        return self.handle
+
+
+class Claim(models.Model):
+    """Work taken before it is done: the row is inserted (unique) before the e-mail goes out."""
+
+    recipient = models.EmailField()
+    claimed_at = models.DateTimeField(default=timezone.now)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    # Set when the last attempt raised, so the next run (or the task's retry) may take it again.
+    failed_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=1)
+
+    class Meta:
+        abstract = True
+
+
+class ReminderClaim(Claim):
+    """One owner reminder: at most one per freeze, freeze version and milestone."""
+
+    freeze = models.ForeignKey(Freeze, on_delete=models.CASCADE, related_name="reminder_claims")
+    freeze_version = models.PositiveIntegerField()
+    # "d7", "d3", "d1", "d0" (expiry day) or "expired:YYYY-MM-DD" (daily while expired).
+    milestone = models.CharField(max_length=32)
+
+    class Meta:
+        ordering = ["-claimed_at", "-pk"]
+        constraints = [
+            # send_freeze_reminders: any number of workers, retries or re-runs send it once.
+            models.UniqueConstraint(
+                fields=["freeze", "freeze_version", "milestone"],
+                name="reminderclaim_once_per_milestone",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.milestone} of freeze #{self.freeze_id} v{self.freeze_version}"
+
+
+class DigestClaim(Claim):
+    """One lead digest: at most one per recipient and day."""
+
+    day = models.DateField()
+
+    class Meta:
+        ordering = ["-day", "recipient"]
+        constraints = [
+            # send_freeze_reminders runs hourly; a lead gets one digest a day.
+            models.UniqueConstraint(fields=["recipient", "day"], name="digestclaim_once_per_day"),
+        ]
+
+    def __str__(self) -> str:
+        return f"digest of {self.day} to {self.recipient}"
+
+
+class FreezeAction(models.Model):
+    """What an owner answered through a signed link; kept for good, with time and action."""
+
+    class Action(models.TextChoices):
+        ACKNOWLEDGE = "acknowledge", "acknowledged (I am on it)"
+        RENEWAL = "renewal", "requested a renewal"
+        FIXED = "fixed", "reported fixed"
+
+    freeze = models.ForeignKey(Freeze, on_delete=models.CASCADE, related_name="actions")
+    freeze_version = models.PositiveIntegerField()
+    owner_email = models.EmailField()
+    action = models.CharField(max_length=16, choices=Action.choices)
+    # The proposed reason of a renewal request; leads see it. The freeze itself is unchanged.
+    new_reason = models.TextField(blank=True, default="")
+    nonce = models.CharField(max_length=64)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            # A signed link acts once: its nonce is recorded with the action it took.
+            models.UniqueConstraint(fields=["nonce"], name="freezeaction_link_used_once"),
+            models.CheckConstraint(
+                condition=Q(action__in=["acknowledge", "renewal", "fixed"]),
+                name="freezeaction_known_action",
+            ),
+            # Only a renewal request carries a proposed reason, and it always does.
+            models.CheckConstraint(
+                condition=(Q(action="renewal") & ~Q(new_reason=""))
+                | (~Q(action="renewal") & Q(new_reason="")),
+                name="freezeaction_reason_only_on_renewal",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["freeze", "-created_at"], name="freezeaction_recent_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.owner_email} {self.get_action_display()} #{self.freeze_id}"

@@ -150,6 +150,12 @@ SPECTACULAR_SETTINGS = {
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # Runs and reports both have a "status"; name each set of choices after its owner.
+    "ENUM_NAME_OVERRIDES": {
+        "RunStatusEnum": "evidence.models.Run.Status",
+        "ReportStatusEnum": "evidence.models.Report.Status",
+        "ReportVerdictEnum": "evidence.models.Report.Verdict",
+    },
 }
 
 # --- Upload limits (section 6) -------------------------------------------------------------
@@ -164,6 +170,8 @@ FREEZEDEBT_UPLOADS_PER_MINUTE = env_int("FREEZEDEBT_UPLOADS_PER_MINUTE", default
 # Ordinary JSON bodies (patches, analysis) are read whole; evidence uploads stream instead.
 FREEZEDEBT_MAX_JSON_BYTES = env_int("FREEZEDEBT_MAX_JSON_BYTES", default=16 << 20, min_value=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = FREEZEDEBT_MAX_JSON_BYTES
+# A ledger file is read whole; a few hundred freezes take a few dozen KiB.
+FREEZEDEBT_MAX_LEDGER_BYTES = env_int("FREEZEDEBT_MAX_LEDGER_BYTES", default=4 << 20, min_value=1)
 
 # --- Celery --------------------------------------------------------------------------------
 
@@ -193,11 +201,6 @@ CELERY_BEAT_SCHEDULE = {
         "task": "ledger.tasks.send_freeze_reminders",
         "schedule": crontab(minute=0),
         "options": {"expires": 3500},
-    },
-    "snapshot-debt": {
-        "task": "dashboards.tasks.snapshot_debt",
-        "schedule": crontab(minute=15, hour=0),
-        "options": {"expires": 23 * 3600},
     },
 }
 

@@ -84,3 +84,19 @@ def test_a_repository_without_a_policy_row_gets_one(db, staff):
     policy_update(repository=repository, user=staff, max_freeze_days=10)
     assert Policy.objects.get(repository=repository).max_freeze_days == 10
     assert PolicyChange.objects.get().before["max_freeze_days"] == 14
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"severities": {"made-up": "warn"}}, "severities"),
+        ({"fixture_paths": ["tests/*.py"]}, "fixture_paths"),
+        ({"ledger_path": "ops/*.toml"}, "ledger_path"),
+    ],
+)
+def test_settings_the_shared_rules_cannot_load_are_refused(repository, staff, changes, field):
+    # Stored, they would make every report of the repository fail.
+    with pytest.raises(ValidationError) as raised:
+        policy_update(repository=repository, user=staff, **changes)
+    assert set(raised.value.message_dict) == {field}
+    assert not PolicyChange.objects.exists()

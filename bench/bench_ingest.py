@@ -1,0 +1,411 @@
+#!/usr/bin/env python3
+"""Benchmark of the server's run ingest and report on PostgreSQL against a plain floor.
+
+Creates and migrates a throwaway database next to the one DATABASE_URL names (Django's test
+database utilities; it is dropped at the end), generates with a fixed seed a base and a head
+evidence JSON of 200,000 records each, uploads the base run once, then measures in this
+process, alternating, N rounds of:
+
+  (a) the real path: POST of a head run (gzip, as ``freezedebt-ci upload`` sends it) through
+      the HTTP endpoint with the Django test client and tasks run in-process, so the upload
+      is stored, parsed, its results stored, and the report of a patch whose base and head
+      are such runs computed and stored, all before the answer;
+  (b) the floor: ``json.loads`` of the same (uncompressed) file, the bucket sets, a psycopg
+      COPY of the same rows into a plain temporary table, and the report's set differences.
+
+It prints the median of each, the ratio a/b (target: at most 3), the tracemalloc peak of (a)
+(measured in a separate, untimed round; target at most 300 MiB), the peak resident set size of
+the process (the evidence is generated in a child process, so this is the measured work plus
+the interpreter, Django and the two documents held for the rounds), and where the time of one
+more round of (a) goes.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/freezedebt \\
+        .venv/bin/python bench/bench_ingest.py [--records 200000] [--rounds 5] [--profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import cProfile
+import gc
+import gzip
+import json
+import os
+import pstats
+import random
+import resource
+import statistics
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED = 2026
+TARGET_RATIO = 3.0
+TARGET_PEAK_MIB = 300
+LABEL = "bench"
+BASE_SHA = "ba5e" * 10
+
+_AREAS = ["api", "billing", "pricing", "orders", "users", "search", "auth", "reports", "jobs"]
+_LAYERS = ["unit", "integration", "functional", "contract"]
+_VERBS = ["create", "update", "delete", "list", "get", "apply", "reject", "round", "parse", "sync"]
+_NOUNS = ["invoice", "fee", "order", "user", "token", "refund", "cart", "report", "batch", "tax"]
+_CASES = ["empty", "one", "many", "unicode", "negative", "zero", "max", "boundary"]
+_BUCKET_NUMBERS = {"passed": 1, "failed": 2, "skipped": 3, "xfail": 4}
+
+
+# --- the evidence ---------------------------------------------------------------------------
+
+
+def _nodeids(rng: random.Random, count: int, files: int) -> list[str]:
+    paths = sorted(
+        {
+            f"tests/{rng.choice(_LAYERS)}/{rng.choice(_AREAS)}/test_{rng.choice(_NOUNS)}_"
+            f"{rng.choice(_VERBS)}_{i}.py"
+            for i in range(files)
+        }
+    )
+    ids: set[str] = set()
+    while len(ids) < count:
+        path = rng.choice(paths)
+        name = f"test_{rng.choice(_VERBS)}_{rng.choice(_NOUNS)}_{rng.randrange(40)}"
+        roll = rng.random()
+        if roll < 0.3:
+            name = f"Test{rng.choice(_NOUNS).title()}{rng.choice(_VERBS).title()}::{name}"
+        if roll > 0.75:
+            name += f"[{rng.choice(_CASES)}-{rng.randrange(12)}]"
+        ids.add(f"{path}::{name}")
+    return sorted(ids)
+
+
+def _bucket(rng: random.Random) -> str:
+    roll = rng.random()
+    if roll < 0.010:
+        return "skipped"
+    if roll < 0.012:
+        return "failed"
+    if roll < 0.015:
+        return "xfail"
+    return "passed"
+
+
+def _record(rng: random.Random, nodeid: str, bucket: str) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "nodeid": nodeid,
+        "when": "setup" if bucket == "skipped" else "call",
+        "outcome": "skipped" if bucket == "xfail" else bucket,
+        "xfail": bucket == "xfail",
+        "duration": round(rng.expovariate(20.0), 6),
+    }
+    if bucket == "failed":
+        record["longrepr"] = f"E       AssertionError: assert {rng.randrange(99)} == 0"
+        record["signature"] = f"{rng.getrandbits(64):016x}"
+    return record
+
+
+def generate(records: int) -> tuple[bytes, bytes]:
+    """The base and head evidence JSON: the head removes, flips and adds some tests."""
+    rng = random.Random(SEED)  # noqa: S311 - reproducible test data, not secrets
+    universe = _nodeids(rng, records + records // 100, files=2000)
+    base = {nodeid: _bucket(rng) for nodeid in universe[:records]}
+    head = dict(base)
+    for nodeid in rng.sample(sorted(base), records // 400):
+        del head[nodeid]
+    for nodeid in rng.sample(sorted(head), records // 500):
+        head[nodeid] = rng.choice(["passed", "failed", "skipped", "xfail"])
+    for nodeid in universe[records : records + records - len(head)]:
+        head[nodeid] = _bucket(rng)
+    meta = {"python": "3.11.7", "image_digest": "sha256:" + "ab" * 32}
+    documents = []
+    for outcomes in (base, head):
+        order = list(outcomes)
+        rng.shuffle(order)
+        document = {
+            "format": "freezedebt-evidence/1",
+            "exit": 1 if "failed" in outcomes.values() else 0,
+            "meta": meta,
+            "records": [_record(rng, nodeid, outcomes[nodeid]) for nodeid in order],
+        }
+        documents.append(json.dumps(document).encode())
+    return documents[0], documents[1]
+
+
+def _check(condition: bool, message: str) -> None:
+    if not condition:
+        raise RuntimeError(message)
+
+
+# --- Django and the throwaway database ------------------------------------------------------
+
+
+def setup_django() -> Callable[[], None]:
+    """Configure Django, create and migrate the throwaway database; return its teardown."""
+    url = os.environ.get("DATABASE_URL", "")
+    if not url.startswith(("postgres://", "postgresql://", "pgsql://")):
+        sys.exit(
+            "bench_ingest: set DATABASE_URL=postgres://… to a server where a throwaway "
+            "database may be created (the benchmark measures the PostgreSQL path)."
+        )
+    sys.path.insert(0, str(ROOT))
+    # The test settings: tasks run in-process, nothing mailed, no throttle state shared.
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.db import connection
+    from django.test.utils import setup_test_environment, teardown_test_environment
+
+    setup_test_environment()
+    settings.FREEZEDEBT_UPLOADS_PER_MINUTE = 1_000_000
+    # A name of its own, so a test suite running meanwhile keeps its database.
+    connection.settings_dict.setdefault("TEST", {})["NAME"] = f"freezedebt_bench_{os.getpid()}"
+    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
+
+    def teardown() -> None:
+        connection.creation.destroy_test_db(old_name, verbosity=0)
+        teardown_test_environment()
+
+    return teardown
+
+
+class Bench:
+    def __init__(self, base: bytes, head: bytes, base_sets: dict[str, set[str]]) -> None:
+        from django.test import Client
+
+        from evidence.models import UploadToken
+        from evidence.services import repository_create, token_create
+
+        self.repository = repository_create(slug="bench")
+        _, token = token_create(repository=self.repository, scope=UploadToken.Scope.EVIDENCE)
+        self.client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+        self.head = head
+        # What the CI client sends for a file over 1 MiB: gzip, level 6.
+        self.head_gz = gzip.compress(head, compresslevel=6, mtime=0)
+        self.rounds = 0
+        answer = self._post(BASE_SHA, gzip.compress(base, compresslevel=6, mtime=0))
+        _check(answer["status"] == "ready", f"base run not ready: {answer}")
+        self.base_sets = base_sets
+
+    def _post(self, sha: str, body: bytes) -> dict[str, Any]:
+        response = self.client.post(
+            f"/api/v1/runs?sha={sha}&label={LABEL}&branch=feature",
+            body,
+            content_type="application/json",
+            HTTP_CONTENT_ENCODING="gzip",
+        )
+        _check(response.status_code == 202, f"upload refused: {response.content[:500]!r}")
+        return response.json()
+
+    def prepare_real(self) -> tuple[str, int]:
+        """Untimed: a new head sha and the patch that compares it with the base."""
+        from evidence.models import Patch
+
+        self.rounds += 1
+        sha = f"{self.rounds:040x}"
+        patch = Patch.objects.create(
+            repository=self.repository,
+            ref=f"PR-{self.rounds}",
+            base_sha=BASE_SHA,
+            head_sha=sha,
+            label=LABEL,
+            changed=[{"status": "M", "path": "src/pricing/rounding.py"}],
+        )
+        return sha, patch.pk
+
+    def real(self, sha: str) -> None:
+        answer = self._post(sha, self.head_gz)
+        _check(answer["status"] == "ready", f"head run not ready: {answer}")
+
+    def check_real(self, patch_id: int, records: int) -> None:
+        from evidence.models import Report
+
+        report = Report.objects.get(patch_id=patch_id)
+        _check(report.status == "ready", f"report not ready: {report.body}")
+        counted = sum(report.body["figures"]["head"].values())
+        _check(counted == records, f"the report counts {counted} head tests, not {records}")
+
+    def floor(self) -> dict[str, int]:
+        from django.db import connection, transaction
+
+        document = json.loads(self.head)
+        head = {"passed": set(), "failed": set(), "skipped": set(), "xfail": set()}
+        rows = []
+        for record in document["records"]:
+            key = "xfail" if record["xfail"] else record["outcome"]
+            head[key].add(record["nodeid"])
+            rows.append((record["nodeid"], _BUCKET_NUMBERS[key], record.get("duration")))
+        del document
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(
+                "CREATE TEMPORARY TABLE floor_rows "
+                "(nodeid text, bucket smallint, duration double precision)"
+            )
+            with cursor.copy("COPY floor_rows (nodeid, bucket, duration) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+            cursor.execute("DROP TABLE floor_rows")
+        base = self.base_sets
+        base_all = set().union(*base.values())
+        head_all = set().union(*head.values())
+        return {
+            "new_skips": len(head["skipped"] - base["skipped"]),
+            "retired_skips": len(base["skipped"] - head["skipped"]),
+            "lost": len(base_all - head_all),
+            "earned": len(head["passed"] - base["passed"]),
+            "borrowed": len(head["passed"] & base["passed"]),
+            "new_xfails": len(head["xfail"] - base["xfail"]),
+        }
+
+
+def prepare(records: int) -> tuple[bytes, bytes, dict[str, set[str]]]:
+    """Both documents and the floor's bucket sets of the base (the floor reads the base as
+    ready-made sets, as the real path reads it from the database)."""
+    base, head = generate(records)
+    return base, head, _bucket_sets(json.loads(base))
+
+
+def _bucket_sets(document: dict[str, Any]) -> dict[str, set[str]]:
+    sets: dict[str, set[str]] = {"passed": set(), "failed": set(), "skipped": set(), "xfail": set()}
+    for record in document["records"]:
+        sets["xfail" if record["xfail"] else record["outcome"]].add(record["nodeid"])
+    return sets
+
+
+# --- measurement ----------------------------------------------------------------------------
+
+
+def _timed(func: Callable[[], object]) -> float:
+    gc.collect()
+    started = time.perf_counter()
+    func()
+    return time.perf_counter() - started
+
+
+def _maxrss_mib() -> float:
+    maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return maxrss / 2**20 if sys.platform == "darwin" else maxrss / 2**10
+
+
+def _traced_peak(func: Callable[[], object]) -> int:
+    gc.collect()
+    tracemalloc.start()
+    try:
+        func()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def breakdown(bench: Bench) -> dict[str, float]:
+    """One untimed round of (a) with the main steps timed (by wrapping them)."""
+    from evidence import api, ingest, reports
+
+    spent: dict[str, float] = {}
+
+    def timed(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return func(*args, **kwargs)
+            finally:
+                spent[name] = spent.get(name, 0.0) + time.perf_counter() - started
+
+        return wrapper
+
+    wrapped = [
+        (api.uploads, "read_body", "read, inflate and hash the body"),
+        (api, "run_receive", "store the run, other bookkeeping"),
+        (ingest, "_parse", "parse and check the evidence"),
+        (ingest, "_store", "COPY, intern names, insert results"),
+        (reports, "report_compute", "compute and store the report"),
+    ]
+    originals = [(owner, name, getattr(owner, name)) for owner, name, _ in wrapped]
+    for owner, name, label in wrapped:
+        setattr(owner, name, timed(label, getattr(owner, name)))
+    try:
+        sha, _ = bench.prepare_real()
+        spent["total"] = _timed(lambda: bench.real(sha))
+    finally:
+        for owner, name, original in originals:
+            setattr(owner, name, original)
+    # The receive step includes everything its commit triggered (tasks run in-process).
+    nested = sum(spent.get(label, 0.0) for _, _, label in wrapped[2:])
+    spent["store the run, other bookkeeping"] -= nested
+    return spent
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--records", type=int, default=200_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--profile", action="store_true", help="print a cProfile of path (a)")
+    args = parser.parse_args(argv)
+
+    started = time.perf_counter()
+    # In a child process: building 400,000 records as dicts would otherwise set the peak RSS.
+    with concurrent.futures.ProcessPoolExecutor(max_workers=1) as pool:
+        base, head, base_sets = pool.submit(prepare, args.records).result()
+    teardown = setup_django()
+    try:
+        print(
+            f"generated in {time.perf_counter() - started:.1f}s: base {len(base) / 2**20:.1f} "
+            f"MiB, head {len(head) / 2**20:.1f} MiB (JSON)"
+        )
+        bench = Bench(base, head, base_sets)
+        del base, base_sets
+        print(f"head as sent (gzip -6): {len(bench.head_gz) / 2**20:.1f} MiB")
+
+        rss_before = _maxrss_mib()
+        times: dict[str, list[float]] = {"a": [], "b": []}
+        for round_number in range(args.rounds):
+            order = ("a", "b") if round_number % 2 == 0 else ("b", "a")
+            for which in order:
+                if which == "a":
+                    sha, patch_id = bench.prepare_real()
+                    times["a"].append(_timed(lambda sha=sha: bench.real(sha)))
+                    bench.check_real(patch_id, args.records)
+                else:
+                    times["b"].append(_timed(bench.floor))
+        median_a, median_b = statistics.median(times["a"]), statistics.median(times["b"])
+        ratio = median_a / median_b
+
+        sha, patch_id = bench.prepare_real()
+        peak_a = _traced_peak(lambda: bench.real(sha))
+        bench.check_real(patch_id, args.records)
+        peak_b = _traced_peak(bench.floor)
+        maxrss_mib = _maxrss_mib()
+
+        def series(values: list[float]) -> str:
+            return ", ".join(f"{value * 1000:.0f}" for value in values)
+
+        print(f"records per run      : {args.records:,}   rounds: {args.rounds}")
+        print(f"(a) upload+report    : {median_a * 1000:8.1f} ms   [{series(times['a'])}]")
+        print(f"(b) floor            : {median_b * 1000:8.1f} ms   [{series(times['b'])}]")
+        print(f"ratio a/b            : {ratio:8.2f}   (target <= {TARGET_RATIO:g})")
+        print(f"tracemalloc peak (a) : {peak_a / 2**20:8.1f} MiB (target <= {TARGET_PEAK_MIB})")
+        print(f"tracemalloc peak (b) : {peak_b / 2**20:8.1f} MiB")
+        print(f"ru_maxrss before (a) : {rss_before:8.1f} MiB (Django, both documents, base run)")
+        print(f"ru_maxrss (process)  : {maxrss_mib:8.1f} MiB")
+        print("one more round of (a), by step:")
+        for label, seconds in breakdown(bench).items():
+            print(f"  {label:38s} {seconds * 1000:8.1f} ms")
+
+        if args.profile:
+            sha, _ = bench.prepare_real()
+            profiler = cProfile.Profile()
+            profiler.enable()
+            bench.real(sha)
+            profiler.disable()
+            pstats.Stats(profiler).sort_stats("cumulative").print_stats(40)
+    finally:
+        teardown()
+    return 0 if ratio <= TARGET_RATIO and peak_a <= TARGET_PEAK_MIB * 2**20 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

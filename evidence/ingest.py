@@ -1,0 +1,468 @@
+"""Runs from upload to stored results.
+
+``run_receive`` stores an upload as it came (the answer to the POST) and enqueues its parsing;
+``run_ingest`` parses a received run and stores one result per node id, or rejects the run with
+its reasons; ``runs_requeue_received`` enqueues again the runs whose parsing never happened
+(broker down, worker lost), so an accepted upload is never lost.
+"""
+
+import hashlib
+import json
+import logging
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from functools import partial
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerError
+
+from evidence.models import Repository, Run, TestName, TestResult
+from evidence.uploads import ReceivedBody
+from freezedebt_ci.errors import MAX_PROBLEMS, InputError, Problem, ProblemCollector
+from freezedebt_ci.evidence import FAILED, PASSED, SKIPPED, XFAIL, Evidence, parse_evidence
+
+logger = logging.getLogger(__name__)
+
+BUCKETS = {
+    PASSED: TestResult.Bucket.PASSED.value,
+    FAILED: TestResult.Bucket.FAILED.value,
+    SKIPPED: TestResult.Bucket.SKIPPED.value,
+    XFAIL: TestResult.Bucket.XFAIL.value,
+}
+# A run still "received" after this long has lost its task (or waits behind a long queue; a
+# duplicate task is harmless, it finds the run claimed and does nothing).
+REQUEUE_AFTER = timedelta(minutes=2)
+REQUEUE_BATCH = 500
+# meta is shown on pages and copied into reports; a few KiB is what the plugin writes.
+MAX_META_BYTES = 64 << 10
+# A reason quotes the offending value; the quote is for people, not a copy of the input.
+MAX_REASON_CHARS = 500
+# Bounds of the database columns the reader does not know about.
+_EXIT_RANGE = range(-(2**31), 2**31)
+_SIGNATURE_LENGTH = TestResult._meta.get_field("signature").max_length
+_FREEZE_LENGTH = TestResult._meta.get_field("freeze").max_length
+# Memory for the hash and the sort of one ingest's statements (see _store_postgresql).
+STAGING_WORK_MEM = "64MB"
+# SQLite allows a few hundred bound parameters per statement in older builds.
+_SQLITE_CHUNK = 500
+
+# One row of a run's results before it is stored.
+# digest, nodeid, bucket, duration, signature, freeze
+Row = tuple[str, str, int, float | None, str, str]
+
+
+class RunConflict(Exception):
+    """Another upload with the same repository, sha, label and attempt holds other content."""
+
+    def __init__(self, run: Run) -> None:
+        super().__init__(f"run {run.pk} holds other content for this attempt")
+        self.run = run
+
+
+# --- receiving ------------------------------------------------------------------------------
+
+
+def run_receive(
+    *,
+    repository: Repository,
+    sha: str,
+    branch: str,
+    label: str,
+    attempt: int,
+    content_type: str,
+    body: ReceivedBody,
+) -> tuple[Run, bool]:
+    """Store an upload as a ``received`` run and enqueue its parsing once committed.
+
+    Returns ``(run, created)``: a repeated upload of the same attempt with the same content
+    returns the stored run with ``created`` False. Raises :class:`RunConflict` when the
+    attempt is stored with other content.
+    """
+    try:
+        with transaction.atomic():
+            run = Run.objects.create(
+                repository=repository,
+                sha=sha,
+                branch=branch,
+                label=label,
+                attempt=attempt,
+                content_sha256=body.sha256,
+                content_type=content_type,
+                raw=body.raw,
+                raw_size=body.size,
+            )
+            transaction.on_commit(partial(enqueue_ingest, run.pk), robust=True)
+    except IntegrityError:
+        # The database decides between concurrent uploads of one attempt: the loser lands here
+        # once the winner has committed, and answers with the winner's run.
+        existing = (
+            Run.objects.defer("raw")
+            .filter(repository=repository, sha=sha, label=label, attempt=attempt)
+            .first()
+        )
+        if existing is None:
+            raise
+        if existing.content_sha256 != body.sha256:
+            raise RunConflict(existing) from None
+        return existing, False
+    return run, True
+
+
+def enqueue_ingest(run_id: int) -> None:
+    """Send the parse task of a run; with the broker down the run waits for the sweep."""
+    from evidence.tasks import ingest_run
+
+    try:
+        ingest_run.delay(run_id)
+    except BrokerError:
+        logger.warning(
+            "run %s stays received: the broker is unreachable; the periodic sweep will "
+            "enqueue it again",
+            run_id,
+            exc_info=True,
+        )
+
+
+def runs_requeue_received(*, older_than: timedelta = REQUEUE_AFTER, now=None) -> list[int]:
+    """Enqueue the parsing of runs left ``received`` for longer than ``older_than``.
+
+    At most REQUEUE_BATCH runs, oldest first, so one sweep stays short; the next takes the rest.
+    """
+    received_before = (now or timezone.now()) - older_than
+    run_ids = list(
+        Run.objects.awaiting_parse(received_before=received_before)
+        .order_by("created_at")
+        .values_list("pk", flat=True)[:REQUEUE_BATCH]
+    )
+    for run_id in run_ids:
+        enqueue_ingest(run_id)
+    if run_ids:
+        logger.info("enqueued %d run(s) left received: %s", len(run_ids), run_ids)
+    return run_ids
+
+
+# --- parsing and storing --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Parsed:
+    rows: list[Row]
+    counts: dict[str, int]
+    exit_code: int
+    meta: dict[str, Any]
+
+
+def run_ingest(*, run_id: int) -> Run | None:
+    """Parse a received run and store its results (``ready``) or its reasons (``rejected``).
+
+    Idempotent: a run that is gone or no longer ``received`` is left alone and None returned.
+    Everything happens in one transaction, so a worker killed midway leaves the run
+    ``received``, and the redelivered task starts over from the stored upload.
+    """
+    with transaction.atomic():
+        # The claim: this UPDATE takes the run's row lock (PostgreSQL) or the database write
+        # lock (SQLite), so a concurrent delivery waits here and then matches no row.
+        claimed = Run.objects.filter(pk=run_id, status=Run.Status.RECEIVED).update(
+            updated_at=timezone.now()
+        )
+        if not claimed:
+            return None
+        run = Run.objects.defer("raw").select_related("repository").get(pk=run_id)
+        raw = Run.objects.filter(pk=run_id).values_list("raw", flat=True).get()
+        try:
+            parsed = _parse(bytes(raw), source=f"run {run_id}")
+        except InputError as error:
+            _reject(run, error.problems)
+            return run
+        del raw
+        _store(run, parsed.rows)
+        run.status = Run.Status.READY
+        run.reasons = []
+        run.exit_code = parsed.exit_code
+        run.meta = parsed.meta
+        run.passed = parsed.counts[PASSED]
+        run.failed = parsed.counts[FAILED]
+        run.skipped = parsed.counts[SKIPPED]
+        run.xfail = parsed.counts[XFAIL]
+        run.parsed_at = timezone.now()
+        run.save(
+            update_fields=[
+                "status",
+                "reasons",
+                "exit_code",
+                "meta",
+                "passed",
+                "failed",
+                "skipped",
+                "xfail",
+                "parsed_at",
+                "updated_at",
+            ]
+        )
+        # Imported here: the reports module reads runs, and runs should not import reports.
+        from evidence.reports import enqueue_reports_for_run
+
+        enqueue_reports_for_run(run)
+    return run
+
+
+def _parse(raw: bytes, *, source: str) -> _Parsed:
+    evidence = parse_evidence(
+        raw,
+        source=source,
+        max_records=settings.FREEZEDEBT_MAX_RECORDS,
+        max_nodeid_length=settings.FREEZEDEBT_MAX_NODEID_LENGTH,
+        max_decompressed=settings.FREEZEDEBT_MAX_DECOMPRESSED_BYTES,
+    )
+    problems = ProblemCollector(source)
+    if evidence.exit not in _EXIT_RANGE:
+        problems.add("$.exit", f"{evidence.exit} is outside the range of exit statuses")
+    meta_problem = _json_problem(evidence.meta)
+    if meta_problem:
+        problems.add("$.meta", meta_problem)
+    rows = _rows(evidence, problems)
+    problems.raise_if_any()
+    return _Parsed(rows, evidence.counts(), evidence.exit, evidence.meta)
+
+
+def _rows(evidence: Evidence, problems: ProblemCollector) -> list[Row]:
+    """One row per node id; the checks the database needs that the reader does not make.
+
+    Written for a few hundred thousand node ids: the usual case (a finite float duration, no
+    signature, no freeze) makes no function call beyond the digest.
+    """
+    rows: list[Row] = []
+    append = rows.append
+    extras = evidence.extras
+    sha256 = hashlib.sha256
+    for nodeid, bucket in evidence.outcomes.items():
+        try:
+            encoded = nodeid.encode()
+        except UnicodeEncodeError:
+            problems.add("$.records[*].nodeid", f"{_quote(nodeid)} is not valid Unicode")
+            continue
+        if b"\x00" in encoded:
+            problems.add("$.records[*].nodeid", f"{_quote(nodeid)} contains a NUL character")
+            continue
+        digest = sha256(encoded).hexdigest()
+        extra = extras.get(nodeid)
+        if extra is None:
+            append((digest, nodeid, BUCKETS[bucket], None, "", ""))
+            continue
+        duration = extra.get("duration")
+        # x - x is 0.0 for every finite float, and NaN for infinities and NaN.
+        if type(duration) is not float or duration - duration != 0.0:
+            duration = _duration(duration)
+        signature = extra.get("signature")
+        frozen_by = extra.get("freeze")
+        append(
+            (
+                digest,
+                nodeid,
+                BUCKETS[bucket],
+                duration,
+                "" if signature is None else _text(signature, _SIGNATURE_LENGTH),
+                "" if frozen_by is None else _text(frozen_by, _FREEZE_LENGTH),
+            )
+        )
+    return rows
+
+
+def _duration(value: object) -> float | None:
+    """Seconds as a finite float; anything else is dropped (the extra is optional)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        seconds = float(value)
+    except OverflowError:
+        return None
+    return seconds if math.isfinite(seconds) else None
+
+
+def _text(value: object, length: int) -> str:
+    """An optional text extra as the column can hold it; anything unstorable is dropped."""
+    if not isinstance(value, str) or "\x00" in value:
+        return ""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return ""
+    return value[:length]
+
+
+def _json_problem(meta: dict[str, Any]) -> str | None:
+    """Why ``meta`` cannot be stored as JSON in the database, or None."""
+    try:
+        walk_problem = _walk(meta)
+    except RecursionError:
+        return "is nested too deeply"
+    if walk_problem:
+        return walk_problem
+    if len(json.dumps(meta).encode("utf-8")) > MAX_META_BYTES:
+        return f"is larger than {MAX_META_BYTES} bytes"
+    return None
+
+
+def _walk(value: object) -> str | None:
+    if isinstance(value, str):
+        return _string_problem(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return "holds a number that is not finite (NaN or Infinity)"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            problem = _string_problem(key) or _walk(item)
+            if problem:
+                return problem
+    elif isinstance(value, list):
+        for item in value:
+            problem = _walk(item)
+            if problem:
+                return problem
+    return None
+
+
+def _string_problem(text: str) -> str | None:
+    if "\x00" in text:
+        return "contains a NUL character"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "contains text that is not valid Unicode"
+    return None
+
+
+def _quote(text: str, limit: int = 80) -> str:
+    shown = text if len(text) <= limit else f"{text[:limit]}…"
+    return ascii(shown)
+
+
+def _reason(problem: Problem) -> dict[str, str]:
+    reason = problem.as_dict()
+    return {
+        key: value[:MAX_REASON_CHARS].encode("utf-8", "replace").decode().replace("\x00", "")
+        for key, value in reason.items()
+    }
+
+
+def _reject(run: Run, problems: Sequence[Problem]) -> None:
+    run.status = Run.Status.REJECTED
+    run.reasons = [_reason(problem) for problem in problems[:MAX_PROBLEMS]]
+    run.parsed_at = timezone.now()
+    run.save(update_fields=["status", "reasons", "parsed_at", "updated_at"])
+    logger.info("run %s rejected: %d problem(s)", run.pk, len(run.reasons))
+
+
+def _store(run: Run, rows: list[Row]) -> None:
+    if connection.vendor == "postgresql":
+        _store_postgresql(run, rows)
+    else:
+        _store_batched(run, rows)
+
+
+def _store_postgresql(run: Run, rows: list[Row]) -> None:
+    """COPY the rows into a temporary table, then intern names and insert results set-based."""
+    quote = connection.ops.quote_name
+    names = quote(TestName._meta.db_table)
+    results = quote(TestResult._meta.db_table)
+    # Named after the run: a test's surrounding transaction may ingest several runs, and the
+    # table only goes away at the outermost commit.
+    staging = quote(f"freezedebt_ingest_{run.pk}")
+    # "freeze" is a keyword in PostgreSQL: the staging table says frozen_by, and the column
+    # names of the results table are quoted.
+    result_columns = ", ".join(
+        quote(name) for name in ("run_id", "test_id", "bucket", "duration", "signature", "freeze")
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"CREATE TEMPORARY TABLE {staging} (digest text NOT NULL, nodeid text NOT NULL, "
+            "bucket smallint NOT NULL, duration double precision, signature text NOT NULL, "
+            "frozen_by text NOT NULL) ON COMMIT DROP"
+        )
+        # Binary COPY: no text escaping of each value on either side, about twice as fast.
+        with cursor.copy(
+            f"COPY {staging} (digest, nodeid, bucket, duration, signature, frozen_by) "
+            "FROM STDIN (FORMAT BINARY)"
+        ) as copy:
+            copy.set_types(["text", "text", "int2", "float8", "text", "text"])
+            for row in rows:
+                copy.write_row(row)
+        # The name lookups hash the repository's names and the results are sorted by test id;
+        # with the default 4 MB both spill to disk for a 200,000-test run. This transaction only.
+        cursor.execute(f"SET LOCAL work_mem = '{STAGING_WORK_MEM}'")
+        # Names are matched by digest, as the unique constraint does: a large run hashes the
+        # repository's names, a small one looks each up in the constraint's index. The
+        # ON CONFLICT covers a concurrent run of the same repository interning the same name,
+        # and inserting in digest order means two such runs take their index locks in one
+        # order and cannot deadlock.
+        cursor.execute(
+            f"INSERT INTO {names} (repository_id, nodeid, nodeid_sha256) "  # noqa: S608
+            f"SELECT %s, s.nodeid, s.digest FROM {staging} s "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {names} t "
+            "WHERE t.repository_id = %s AND t.nodeid_sha256 = s.digest) "
+            "ORDER BY s.digest ON CONFLICT (repository_id, nodeid_sha256) DO NOTHING",
+            [run.repository_id, run.repository_id],
+        )
+        cursor.execute(
+            f"INSERT INTO {results} ({result_columns}) "  # noqa: S608
+            "SELECT %s, t.id, s.bucket, s.duration, s.signature, s.frozen_by "
+            f"FROM {staging} s "
+            f"JOIN {names} t ON t.repository_id = %s AND t.nodeid_sha256 = s.digest "
+            # In test id order the entries of the test id index are added in key order, not
+            # all over the index: about twice as fast on a large table.
+            "ORDER BY t.id",
+            [run.pk, run.repository_id],
+        )
+        stored = cursor.rowcount
+    if stored != len(rows):
+        raise RuntimeError(f"run {run.pk}: stored {stored} results for {len(rows)} node ids")
+
+
+def _chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _test_ids(repository_id: int, digests: Sequence[str]) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for chunk in _chunks(digests, _SQLITE_CHUNK):
+        found.update(
+            TestName.objects.filter(
+                repository_id=repository_id, nodeid_sha256__in=chunk
+            ).values_list("nodeid_sha256", "pk")
+        )
+    return found
+
+
+def _store_batched(run: Run, rows: list[Row]) -> None:
+    """The portable path (SQLite): batched inserts, lookups by digest in bounded chunks."""
+    repository_id = run.repository_id
+    ids = _test_ids(repository_id, [row[0] for row in rows])
+    missing = [row for row in rows if row[0] not in ids]
+    TestName.objects.bulk_create(
+        (
+            TestName(repository_id=repository_id, nodeid=row[1], nodeid_sha256=row[0])
+            for row in missing
+        ),
+        batch_size=_SQLITE_CHUNK,
+        ignore_conflicts=True,
+    )
+    ids.update(_test_ids(repository_id, [row[0] for row in missing]))
+    TestResult.objects.bulk_create(
+        (
+            TestResult(
+                run_id=run.pk,
+                test_id=ids[digest],
+                bucket=bucket,
+                duration=duration,
+                signature=signature,
+                freeze=freeze,
+            )
+            for digest, _, bucket, duration, signature, freeze in rows
+        ),
+        batch_size=_SQLITE_CHUNK,
+    )

@@ -1,0 +1,45 @@
+"""Reads of repositories and patches, already limited to what the caller may see.
+
+A caller is a logged-in user (who sees ``Repository.objects.visible_to(user)``) or an upload
+token (which sees its own repository only). Anything else is "not found", never "forbidden":
+an answer must not reveal that another repository's object exists.
+"""
+
+from django.db.models import QuerySet
+from django.http import Http404
+
+from evidence.authentication import TokenPrincipal
+from evidence.models import Patch, Repository
+
+
+def repositories_visible_to(principal) -> QuerySet[Repository]:
+    if isinstance(principal, TokenPrincipal):
+        return Repository.objects.filter(pk=principal.repository.pk)
+    return Repository.objects.visible_to(principal)
+
+
+def repository_get(principal, *, slug: str) -> Repository:
+    """The repository named by ``slug`` if the caller may see it; Http404 otherwise."""
+    repository = repositories_visible_to(principal).filter(slug=slug).first()
+    if repository is None:
+        raise Http404("No such repository.")
+    return repository
+
+
+def patches_visible_to(principal, *, repository: Repository | None = None) -> QuerySet[Patch]:
+    """Patches, newest first, with repository and report loaded for listing."""
+    patches = Patch.objects.filter(repository__in=repositories_visible_to(principal))
+    if repository is not None:
+        patches = patches.filter(repository=repository)
+    return patches.select_related("repository", "report").order_by("-created_at", "-pk")
+
+
+def patch_get(principal, *, patch_id: int) -> Patch:
+    patch = (
+        Patch.objects.filter(pk=patch_id, repository__in=repositories_visible_to(principal))
+        .select_related("repository")
+        .first()
+    )
+    if patch is None:
+        raise Http404("No such patch.")
+    return patch

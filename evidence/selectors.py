@@ -1,0 +1,26 @@
+"""Reads of runs, already limited to what the caller may see.
+
+A caller is a logged-in user or an upload token (its own repository only); a run the caller may
+not see is "not found", so an answer never reveals that another repository's run exists.
+"""
+
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+
+from evidence.models import Run
+from evidence.patch_selectors import repositories_visible_to
+
+
+def runs_visible_to(principal) -> QuerySet[Run]:
+    """Runs of the repositories the caller sees. The upload body is left out: no read needs
+    it, and it may be tens of MiB."""
+    return (
+        Run.objects.defer("raw")
+        .select_related("repository")
+        .filter(repository__in=repositories_visible_to(principal))
+    )
+
+
+def run_get(principal, *, run_id: int) -> Run:
+    """A visible run by id; Http404 otherwise."""
+    return get_object_or_404(runs_visible_to(principal), pk=run_id)

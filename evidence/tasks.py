@@ -1,0 +1,27 @@
+"""Celery tasks of the evidence app: thin wrappers that load by id and call a service."""
+
+from celery import shared_task
+from django.db import OperationalError
+
+from evidence.ingest import run_ingest, runs_requeue_received
+
+
+@shared_task(
+    acks_late=True,
+    # Only a lost or refused database connection is worth another try; anything else is a bug
+    # or bad data and must surface. The run stays "received" meanwhile, so nothing is lost.
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    retry_backoff_max=300,
+    retry_jitter=True,
+    max_retries=8,
+)
+def ingest_run(run_id: int) -> None:
+    """Parse and store a received run; a run gone or already parsed is left alone."""
+    run_ingest(run_id=run_id)
+
+
+@shared_task(acks_late=True)
+def sweep_received_runs() -> int:
+    """Enqueue again the runs whose parsing never happened (beat, every few minutes)."""
+    return len(runs_requeue_received())

@@ -1,0 +1,194 @@
+"""Ledger endpoints: the protected branch's CI syncs the ledger file; people read freezes."""
+
+from typing import Any
+
+from django.conf import settings
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
+from rest_framework import serializers, status
+from rest_framework.authentication import SessionAuthentication
+from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import BaseParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.api import error_responses
+from config.exceptions import Conflict, PayloadTooLarge
+from config.pagination import Pages
+from evidence import patch_selectors as selectors
+from evidence.authentication import UploadTokenAuthentication
+from evidence.patch_api import SHA_ERRORS, SHA_PATTERN
+from evidence.permissions import HasScope, IsSignedInUser
+from evidence.throttles import UploadTokenRateThrottle
+from freezedebt_ci.errors import InputError
+from freezedebt_ci.policy import DEFAULT_LEDGER_PATH
+from ledger.models import Policy
+from ledger.selectors import freezes_visible_to
+from ledger.sync import LedgerConflict, ledger_sync
+
+
+class LedgerFileParser(BaseParser):
+    """The ledger file as raw bytes, refused with 413 above FREEZEDEBT_MAX_LEDGER_BYTES."""
+
+    media_type = "application/toml"
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
+        limit = settings.FREEZEDEBT_MAX_LEDGER_BYTES
+        request = (parser_context or {}).get("request")
+        declared = request.META.get("CONTENT_LENGTH") if request is not None else None
+        if declared and declared.isdigit() and int(declared) > limit:
+            raise PayloadTooLarge()
+        body = stream.read(limit + 1) if stream is not None else b""
+        if len(body) > limit:
+            raise PayloadTooLarge()
+        return body
+
+
+class JSONLedgerFileParser(LedgerFileParser):
+    media_type = "application/json"
+
+
+class TextLedgerFileParser(LedgerFileParser):
+    media_type = "text/plain"
+
+
+class LedgerApi(APIView):
+    """Sync the ledger file of a default-branch commit (``ledger`` scope only)."""
+
+    authentication_classes = [UploadTokenAuthentication]
+    permission_classes = [HasScope("ledger")]
+    throttle_classes = [UploadTokenRateThrottle]
+    parser_classes = [LedgerFileParser, JSONLedgerFileParser, TextLedgerFileParser]
+
+    @extend_schema_serializer(component_name="LedgerSyncQuery")
+    class QuerySerializer(serializers.Serializer):
+        sha = serializers.RegexField(
+            SHA_PATTERN, help_text="The commit the ledger file is from.", error_messages=SHA_ERRORS
+        )
+
+        def validate_sha(self, value: str) -> str:
+            return value.lower()
+
+    @extend_schema_serializer(component_name="LedgerSync")
+    class OutputSerializer(serializers.Serializer):
+        version = serializers.IntegerField(help_text="The stored ledger version's id.")
+        events = serializers.ListField(
+            child=serializers.DictField(),
+            help_text="opened / renewed / retired / edited, with silent and chain; "
+            "empty when the version was stored already.",
+        )
+
+    @extend_schema(
+        operation_id="ledger_sync",
+        summary="Sync the freeze ledger from the default branch",
+        parameters=[
+            OpenApiParameter("sha", str, required=True, description="Commit of the ledger file.")
+        ],
+        request={
+            "application/toml": OpenApiTypes.STR,
+            "application/json": OpenApiTypes.OBJECT,
+            "text/plain": OpenApiTypes.STR,
+        },
+        responses={
+            200: OutputSerializer,
+            201: OutputSerializer,
+            **error_responses(400, 401, 403, 409, 413, 415, 429),
+        },
+    )
+    def put(self, request: Request) -> Response:
+        query = self.QuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        raw = self._text(request.data)
+        repository = request.user.repository
+        path = (
+            Policy.objects.filter(repository=repository)
+            .values_list("ledger_path", flat=True)
+            .first()
+        ) or DEFAULT_LEDGER_PATH
+        try:
+            synced = ledger_sync(
+                repository=repository, sha=query.validated_data["sha"], raw=raw, path=path
+            )
+        except InputError as exc:
+            raise ValidationError({"ledger": [p.as_dict() for p in exc.problems]}) from None
+        except LedgerConflict as exc:
+            raise Conflict(str(exc)) from None
+        body = {
+            "version": synced.version.pk,
+            "events": [event.as_dict() for event in synced.events],
+        }
+        return Response(
+            self.OutputSerializer(body).data,
+            status=status.HTTP_201_CREATED if synced.created else status.HTTP_200_OK,
+        )
+
+    @staticmethod
+    def _text(data: Any) -> str:
+        body = data if isinstance(data, bytes) else b""
+        try:
+            text = body.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ValidationError(
+                {"ledger": [{"path": f"byte {exc.start}", "message": "is not valid UTF-8"}]}
+            ) from None
+        if not text.strip():
+            # An empty body is far likelier a broken pipeline than a ledger with no freezes,
+            # and it would retire every freeze at once.
+            raise ValidationError(
+                {"ledger": [{"path": "", "message": "the body is empty; send the ledger file"}]}
+            )
+        if "\x00" in text:
+            raise ValidationError(
+                {"ledger": [{"path": "", "message": "contains the NUL character"}]}
+            )
+        return text
+
+
+class FreezesApi(APIView):
+    """Freezes of the repositories the logged-in user may see."""
+
+    authentication_classes = [SessionAuthentication]
+    permission_classes = [IsSignedInUser]
+    pagination_class = Pages
+
+    @extend_schema_serializer(component_name="Freeze")
+    class OutputSerializer(serializers.Serializer):
+        repository = serializers.CharField(source="repository.slug")
+        id = serializers.CharField(source="freeze_id")
+        test = serializers.CharField(source="nodeid")
+        covers = serializers.ListField(child=serializers.CharField())
+        owner = serializers.CharField()
+        opened = serializers.DateField(allow_null=True)
+        expires = serializers.DateField(allow_null=True)
+        reason = serializers.CharField()
+        compensating_check = serializers.CharField()
+        freeze_class = serializers.CharField()
+        signature = serializers.CharField()
+        blocks_symbols = serializers.ListField(child=serializers.CharField())
+        allowed_in_merge = serializers.BooleanField()
+        version = serializers.IntegerField()
+        renewals = serializers.IntegerField()
+        current = serializers.BooleanField()
+
+    @extend_schema(
+        operation_id="freezes_list",
+        summary="List the freezes of the repositories you may see",
+        parameters=[
+            OpenApiParameter("repository", str, description="Only this repository (its slug)."),
+            OpenApiParameter(
+                "include_retired", bool, description="Also list retired freezes (default false)."
+            ),
+        ],
+        responses={200: OutputSerializer(many=True), **error_responses(403, 404)},
+    )
+    def get(self, request: Request) -> Response:
+        slug = request.query_params.get("repository")
+        repository = selectors.repository_get(request.user, slug=slug) if slug else None
+        include_retired = request.query_params.get("include_retired", "").lower() == "true"
+        freezes = freezes_visible_to(
+            request.user, repository=repository, include_retired=include_retired
+        )
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(freezes, request, view=self)
+        return paginator.get_paginated_response(self.OutputSerializer(page, many=True).data)

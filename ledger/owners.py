@@ -1,0 +1,53 @@
+"""Who a ledger ``owner`` handle names: an entry of the owner directory, or, for a handle that
+is itself an e-mail address, that address (section 8)."""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+
+from ledger.models import Owner
+
+
+@dataclass(frozen=True)
+class ResolvedOwner:
+    handle: str
+    name: str
+    email: str
+    is_team: bool = False
+
+
+def _as_address(handle: str) -> ResolvedOwner | None:
+    try:
+        validate_email(handle)
+    except ValidationError:
+        return None
+    return ResolvedOwner(handle=handle, name=handle, email=handle)
+
+
+def owners_resolve(handles: Iterable[str]) -> dict[str, ResolvedOwner]:
+    """Each handle that names somebody, mapped to them; unowned handles are left out.
+
+    The directory wins over the address reading, so a lead can route a personal address in the
+    ledger to a team's list.
+    """
+    wanted = {handle for handle in handles if handle}
+    found = {
+        owner.handle: ResolvedOwner(
+            handle=owner.handle,
+            name=owner.name or owner.handle,
+            email=owner.email,
+            is_team=owner.is_team,
+        )
+        for owner in Owner.objects.filter(handle__in=wanted)
+    }
+    for handle in wanted - found.keys():
+        address = _as_address(handle)
+        if address is not None:
+            found[handle] = address
+    return found
+
+
+def owner_resolve(handle: str) -> ResolvedOwner | None:
+    return owners_resolve([handle]).get(handle)

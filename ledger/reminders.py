@@ -1,0 +1,255 @@
+"""Reminder e-mails to freeze owners and the daily lead digest (section 8).
+
+Exactly once comes from the database: each e-mail is claimed by inserting a row under a unique
+constraint before it is sent, and only the run that inserted it (or, after a failed send, the
+run that takes the failed claim back with a conditional UPDATE) sends it. A claim whose send
+failed keeps ``sent_at`` null and ``failed_at`` set, so the task's retry or the next run sends
+it again on the same row instead of adding one.
+
+What this cannot rule out: a worker killed after the mail server accepted a message but before
+``sent_at`` was written. That claim is taken back once its lease is over, and the owner gets the
+reminder twice; losing it instead would be worse.
+"""
+
+import datetime
+import logging
+import smtplib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from django.contrib.auth import get_user_model
+from django.core.mail import EmailMultiAlternatives
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from ledger.emails import Digest, DigestRow, days_left_text, digest_message, reminder_message
+from ledger.models import Claim, DigestClaim, Freeze, FreezeAction, ReminderClaim
+from ledger.owners import ResolvedOwner, owners_resolve
+
+logger = logging.getLogger(__name__)
+
+C = TypeVar("C", bound=Claim)
+
+# Days before expiry that get a reminder; the expiry day and every day after it get one too.
+MILESTONE_DAYS = (1, 3, 7)
+EXPIRING_WITHIN_DAYS = 7
+# A claim still unsent this long after it was taken belongs to a worker that died mid-send.
+CLAIM_LEASE = datetime.timedelta(minutes=15)
+# What a mail server or the network does now and then; anything else is a bug and surfaces.
+TRANSIENT_SEND_ERRORS = (smtplib.SMTPException, OSError)
+
+
+def milestone_for(*, expires: datetime.date, today: datetime.date) -> str | None:
+    """The latest reminder due on ``today``, or None when none is due yet.
+
+    Only the latest: after missed days (beat down from 7 to 3 days before expiry) the next run
+    sends the 3-day reminder alone, and the 7-day one is never due again.
+    """
+    days_left = (expires - today).days
+    if days_left < 0:
+        return f"expired:{today.isoformat()}"
+    if days_left == 0:
+        return "d0"
+    for days in MILESTONE_DAYS:
+        if days_left <= days:
+            return f"d{days}"
+    return None
+
+
+@dataclass
+class ReminderRun:
+    today: datetime.date
+    reminders_sent: int = 0
+    digests_sent: int = 0
+    already_claimed: int = 0
+    unowned: int = 0
+    failed: list[str] = field(default_factory=list)
+
+
+class ReminderDeliveryFailed(Exception):
+    """Some e-mails could not be handed to the mail server; their claims wait for a retry."""
+
+    def __init__(self, run: ReminderRun) -> None:
+        self.run = run
+        super().__init__(f"{len(run.failed)} e-mail(s) not sent: {', '.join(run.failed)}")
+
+
+def lead_addresses() -> list[str]:
+    """Who gets the digest and the replies to reminders.
+
+    Teams are not built yet (section 9), so every active staff user with an address is a lead of
+    every repository; with teams this narrows to the leads of the freeze's repository.
+    """
+    users = get_user_model().objects.filter(is_active=True, is_staff=True).exclude(email="")
+    addresses: dict[str, str] = {}
+    for address in users.order_by("email").values_list("email", flat=True):
+        addresses.setdefault(address.lower(), address)
+    return list(addresses.values())
+
+
+def _claim(model: type[C], *, lookup: dict[str, object], recipient: str) -> C | None:
+    """The claim on one e-mail if this caller won it, else None (sent, or another is sending)."""
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            return model.objects.create(**{**lookup, "recipient": recipient, "claimed_at": now})
+    except IntegrityError:
+        pass
+    existing = model.objects.filter(**lookup).first()
+    if existing is None or existing.sent_at is not None:
+        return None
+    # Taken back only after a failed send or an expired lease, and by one caller only: the
+    # update matches the attempt count it read, which the winner changes.
+    retakeable = Q(failed_at__isnull=False) | Q(claimed_at__lt=now - CLAIM_LEASE)
+    won = (
+        model.objects.filter(pk=existing.pk, sent_at__isnull=True, attempts=existing.attempts)
+        .filter(retakeable)
+        .update(attempts=existing.attempts + 1, claimed_at=now, failed_at=None, recipient=recipient)
+    )
+    if not won:
+        return None
+    existing.refresh_from_db()
+    return existing
+
+
+def _deliver(
+    claim: Claim, build: Callable[[], EmailMultiAlternatives], run: ReminderRun, what: str
+) -> bool:
+    claims = type(claim).objects.filter(pk=claim.pk)
+    try:
+        build().send()
+    except TRANSIENT_SEND_ERRORS:
+        logger.warning("Could not send %s; it will be retried", what, exc_info=True)
+        claims.update(failed_at=timezone.now())
+        run.failed.append(what)
+        return False
+    except Exception:
+        claims.update(failed_at=timezone.now())
+        raise
+    claims.update(sent_at=timezone.now())
+    return True
+
+
+def _latest_actions(freezes: Iterable[Freeze]) -> dict[int, FreezeAction]:
+    """The latest action on the current version of each freeze."""
+    versions = {freeze.pk: freeze.version for freeze in freezes}
+    latest: dict[int, FreezeAction] = {}
+    actions = FreezeAction.objects.filter(freeze_id__in=versions).order_by("created_at", "pk")
+    for action in actions:
+        if versions[action.freeze_id] == action.freeze_version:
+            latest[action.freeze_id] = action
+    return latest
+
+
+def digest_build(*, today: datetime.date) -> Digest:
+    """Expired, expiring and unowned current freezes, and the pending renewal requests."""
+    current = list(Freeze.objects.current().select_related("repository"))
+    owners = owners_resolve(freeze.owner for freeze in current)
+    horizon = today + datetime.timedelta(days=EXPIRING_WITHIN_DAYS)
+    due = [freeze for freeze in current if freeze.expires is not None and freeze.expires <= horizon]
+    latest = _latest_actions(due)
+
+    def row(freeze: Freeze) -> DigestRow:
+        days_left = (freeze.expires - today).days if freeze.expires is not None else None
+        return DigestRow(
+            freeze=freeze,
+            owner=owners.get(freeze.owner),
+            days_left=days_left,
+            days_left_text=days_left_text(days_left) if days_left is not None else "no expiry",
+            latest_action=latest.get(freeze.pk),
+        )
+
+    def by_expiry(freeze: Freeze) -> tuple[datetime.date, str, str]:
+        return (freeze.expires or today, freeze.repository.slug, freeze.freeze_id)
+
+    # A renewal request stays pending until the ledger renews (a new version) or retires it.
+    requests = (
+        FreezeAction.objects.filter(
+            action=FreezeAction.Action.RENEWAL,
+            freeze__current=True,
+            freeze_version=F("freeze__version"),
+        )
+        .select_related("freeze__repository")
+        .order_by("created_at", "pk")
+    )
+    return Digest(
+        day=today,
+        expired=[row(f) for f in sorted(due, key=by_expiry) if f.expires < today],
+        expiring=[row(f) for f in sorted(due, key=by_expiry) if f.expires >= today],
+        unowned=[row(f) for f in sorted(current, key=by_expiry) if f.owner not in owners],
+        renewal_requests=list(requests),
+    )
+
+
+def _send_owner_reminders(*, today: datetime.date, leads: list[str], run: ReminderRun) -> None:
+    horizon = today + datetime.timedelta(days=max(MILESTONE_DAYS))
+    freezes = list(
+        Freeze.objects.current()
+        .filter(expires__isnull=False, expires__lte=horizon)
+        .select_related("repository")
+        .order_by("expires", "pk")
+    )
+    owners = owners_resolve(freeze.owner for freeze in freezes)
+    for freeze in freezes:
+        assert freeze.expires is not None  # noqa: S101 - filtered above
+        milestone = milestone_for(expires=freeze.expires, today=today)
+        if milestone is None:
+            continue
+        owner: ResolvedOwner | None = owners.get(freeze.owner)
+        if owner is None:
+            # Nobody to write to: the lead digest lists it as an unowned freeze.
+            run.unowned += 1
+            continue
+        claim = _claim(
+            ReminderClaim,
+            lookup={"freeze": freeze, "freeze_version": freeze.version, "milestone": milestone},
+            recipient=owner.email,
+        )
+        if claim is None:
+            run.already_claimed += 1
+            continue
+
+        def build(freeze: Freeze = freeze, owner: ResolvedOwner = owner) -> EmailMultiAlternatives:
+            return reminder_message(freeze=freeze, owner=owner, today=today, reply_to=leads)
+
+        what = f"{milestone} reminder of {freeze.repository.slug}/{freeze.freeze_id}"
+        if _deliver(claim, build, run, what):
+            run.reminders_sent += 1
+
+
+def _send_digests(*, today: datetime.date, leads: list[str], run: ReminderRun) -> None:
+    if not leads:
+        return
+    digest = digest_build(today=today)
+    if digest.is_empty():
+        # Nothing to act on: no mail and no claim, so a ledger synced later in the day still
+        # gets the day's digest out on the next hourly run.
+        return
+    for address in leads:
+        claim = _claim(DigestClaim, lookup={"recipient": address, "day": today}, recipient=address)
+        if claim is None:
+            run.already_claimed += 1
+            continue
+
+        def build(address: str = address) -> EmailMultiAlternatives:
+            return digest_message(digest=digest, recipient=address, reply_to=leads)
+
+        if _deliver(claim, build, run, f"digest of {today} to {address}"):
+            run.digests_sent += 1
+
+
+def reminders_send(*, today: datetime.date) -> ReminderRun:
+    """Send the owner reminders and lead digests due on ``today`` that nobody sent yet.
+
+    Safe to run any number of times, concurrently too. Raises ReminderDeliveryFailed, after
+    trying every other e-mail, when some could not be sent; their claims wait for the retry.
+    """
+    run = ReminderRun(today=today)
+    leads = lead_addresses()
+    _send_owner_reminders(today=today, leads=leads, run=run)
+    _send_digests(today=today, leads=leads, run=run)
+    if run.failed:
+        raise ReminderDeliveryFailed(run)
+    return run

@@ -1,0 +1,280 @@
+import datetime
+import gzip
+import hashlib
+
+import pytest
+from django.db import OperationalError
+from django.utils import timezone
+
+from evidence import ingest
+from evidence.ingest import run_ingest, runs_requeue_received
+from evidence.models import Run, TestName, TestResult
+from evidence.tasks import ingest_run, sweep_received_runs
+from tests.evidence.bodies import JUNIT, JUNIT_BUCKETS, MIXED, MIXED_BUCKETS, evidence, record
+from tests.factories import RepositoryFactory, RunFactory
+
+
+def _received(body: bytes, **fields) -> Run:
+    """A run as the upload endpoint stores it, waiting to be parsed."""
+    return RunFactory(
+        raw=gzip.compress(body),
+        raw_size=len(body),
+        content_sha256=hashlib.sha256(body).hexdigest(),
+        **fields,
+    )
+
+
+def _buckets(run: Run) -> dict[str, str]:
+    rows = TestResult.objects.filter(run=run).values_list("test__nodeid", "bucket")
+    return {nodeid: TestResult.Bucket(bucket).label for nodeid, bucket in rows}
+
+
+@pytest.fixture
+def reports_enqueued(monkeypatch) -> list[int]:
+    calls: list[int] = []
+    monkeypatch.setattr(
+        "evidence.reports.enqueue_reports_for_run", lambda run: calls.append(run.pk)
+    )
+    return calls
+
+
+def test_ingest_stores_one_result_per_node_id_and_marks_the_run_ready(db, reports_enqueued):
+    run = _received(MIXED)
+    returned = run_ingest(run_id=run.pk)
+    run.refresh_from_db()
+    assert returned.pk == run.pk
+    assert run.status == Run.Status.READY
+    assert _buckets(run) == MIXED_BUCKETS
+    assert (run.passed, run.failed, run.skipped, run.xfail, run.exit_code) == (2, 1, 1, 1, 1)
+    assert run.meta == {"python": "3.11.7", "branch": "main"}
+    assert run.reasons == []
+    assert run.parsed_at is not None
+    assert reports_enqueued == [run.pk]
+
+
+def test_ingest_reads_junit(db, reports_enqueued):
+    run = _received(JUNIT, content_type="application/xml")
+    run_ingest(run_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == Run.Status.READY
+    assert _buckets(run) == JUNIT_BUCKETS
+    vat = TestResult.objects.get(run=run, test__nodeid="tests/test_cart.py::TestTax::test_vat")
+    assert vat.duration == pytest.approx(0.3)
+
+
+def test_test_names_are_interned_per_repository(db, reports_enqueued):
+    repository = RepositoryFactory()
+    first = _received(MIXED, repository=repository)
+    second = _received(
+        evidence([record("tests/test_cart.py::test_total"), record("tests/test_new.py::test_x")]),
+        repository=repository,
+    )
+    elsewhere = _received(MIXED)
+    for run in (first, second, elsewhere):
+        run_ingest(run_id=run.pk)
+
+    assert TestName.objects.filter(repository=repository).count() == len(MIXED_BUCKETS) + 1
+    assert TestName.objects.filter(repository=elsewhere.repository).count() == len(MIXED_BUCKETS)
+    total = TestName.objects.get(repository=repository, nodeid="tests/test_cart.py::test_total")
+    assert total.nodeid_sha256 == TestName.digest(total.nodeid)
+    assert total.results.count() == 2
+
+
+def test_unusual_node_ids_round_trip_with_the_models_digest(db, reports_enqueued):
+    # Binary COPY and both storage paths must keep such names intact and findable again.
+    nodeids = [
+        "tests/test_ümlaut.py::test_naïve[日本語-🙂]",
+        "tests/test_paths.py::test_windows[C:\\temp\\x]",
+        "tests/test_ws.py::test_tab[a\tb]",
+        "tests/test_ws.py::test_newline[a\nb]",
+        "tests/test_quote.py::test_q['\"]",
+    ]
+    repository = RepositoryFactory()
+    run = _received(evidence([record(nodeid) for nodeid in nodeids]), repository=repository)
+    run_ingest(run_id=run.pk)
+    stored = {name.nodeid: name.nodeid_sha256 for name in TestName.objects.all()}
+    assert stored == {nodeid: TestName.digest(nodeid) for nodeid in nodeids}
+    # A later run finds the same names again instead of interning them twice.
+    again = _received(
+        evidence([record(nodeid, "failed") for nodeid in nodeids]), repository=repository
+    )
+    run_ingest(run_id=again.pk)
+    assert TestName.objects.count() == len(nodeids)
+    assert set(_buckets(again).values()) == {"failed"}
+
+
+def test_many_records_are_stored_in_batches(db, reports_enqueued):
+    nodeids = [f"tests/test_bulk.py::test_case[{n}]" for n in range(1_234)]
+    run = _received(evidence([record(nodeid) for nodeid in nodeids]))
+    run_ingest(run_id=run.pk)
+    assert TestResult.objects.filter(run=run).count() == len(nodeids)
+    assert set(TestName.objects.values_list("nodeid", flat=True)) == set(nodeids)
+
+
+def test_ill_typed_extras_are_dropped_not_stored(db, reports_enqueued):
+    body = evidence(
+        [
+            record("t.py::test_a", duration="slow", signature=12, freeze=["FRZ-1"]),
+            record("t.py::test_b", duration=True, signature="s" * 100, freeze="F" * 150),
+            record("t.py::test_c", duration=10**400),
+            record("t.py::test_d", duration="INF", signature="sig\x00nul"),
+        ]
+    )
+    # 1e999 reads as an infinite float, which no column should hold.
+    run = _received(body.replace(b'"INF"', b"1e999"))
+    run_ingest(run_id=run.pk)
+    assert Run.objects.get().status == Run.Status.READY
+    results = {r.test.nodeid: r for r in TestResult.objects.select_related("test")}
+    a, b, c, d = (results[f"t.py::test_{name}"] for name in "abcd")
+    assert (a.duration, a.signature, a.freeze) == (None, "", "")
+    assert b.duration is None
+    assert (len(b.signature), len(b.freeze)) == (64, 100)
+    assert c.duration is None
+    assert (d.duration, d.signature) == (None, "")
+
+
+def test_rejected_run_keeps_its_reasons_and_stores_no_results(db, reports_enqueued):
+    run = _received(evidence([record("t.py::test_ok"), record("t.py::test_bad", "exploded")]))
+    run_ingest(run_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == Run.Status.REJECTED
+    assert run.reasons == [
+        {
+            "path": "$.records[1].outcome",
+            "message": "expected passed, failed or skipped, got 'exploded'",
+        }
+    ]
+    assert run.parsed_at is not None
+    assert (run.passed, run.exit_code) == (0, None)
+    assert not TestResult.objects.exists()
+    assert not TestName.objects.exists()
+    assert reports_enqueued == []
+
+
+def test_reasons_quote_hostile_values_briefly(db, reports_enqueued):
+    run = _received(evidence([record("t.py::test_x", "x" * 100_000)]))
+    run_ingest(run_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == Run.Status.REJECTED
+    assert len(run.reasons[0]["message"]) <= ingest.MAX_REASON_CHARS
+
+
+def test_oversized_meta_is_rejected(db, reports_enqueued):
+    run = _received(evidence([], meta={"notes": "n" * (ingest.MAX_META_BYTES + 1)}))
+    run_ingest(run_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == Run.Status.REJECTED
+    assert run.reasons[0]["path"] == "$.meta"
+
+
+def test_upload_over_the_decompressed_limit_is_rejected_at_parse(db, settings, reports_enqueued):
+    # The endpoint checks the limit too; this covers a limit lowered after the upload.
+    settings.FREEZEDEBT_MAX_DECOMPRESSED_BYTES = 64
+    run = _received(MIXED)
+    run_ingest(run_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == Run.Status.REJECTED
+    assert "limit" in run.reasons[0]["message"]
+
+
+def test_a_second_delivery_does_nothing(db, reports_enqueued):
+    run = _received(MIXED)
+    ingest_run.delay(run.pk)
+    run.refresh_from_db()
+    parsed_at = run.parsed_at
+
+    ingest_run.delay(run.pk)
+    assert run_ingest(run_id=run.pk) is None
+    run.refresh_from_db()
+    assert run.parsed_at == parsed_at
+    assert TestResult.objects.filter(run=run).count() == len(MIXED_BUCKETS)
+    assert reports_enqueued == [run.pk]
+
+
+def test_a_rejected_run_is_not_parsed_again(db, reports_enqueued):
+    run = _received(b"not json")
+    run_ingest(run_id=run.pk)
+    assert run_ingest(run_id=run.pk) is None
+    assert Run.objects.get().status == Run.Status.REJECTED
+
+
+def test_a_run_that_is_gone_is_skipped_quietly(db):
+    assert run_ingest(run_id=987654) is None
+    ingest_run.delay(987654)  # no error
+
+
+def test_a_failure_midway_leaves_the_run_received_and_a_retry_finishes_it(
+    db, monkeypatch, reports_enqueued
+):
+    run = _received(MIXED)
+    real_store = ingest._store
+
+    def store_then_die(run, rows):
+        real_store(run, rows)
+        raise RuntimeError("worker killed")
+
+    monkeypatch.setattr(ingest, "_store", store_then_die)
+    with pytest.raises(RuntimeError):
+        run_ingest(run_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == Run.Status.RECEIVED
+    assert not TestResult.objects.exists()
+
+    monkeypatch.setattr(ingest, "_store", real_store)
+    run_ingest(run_id=run.pk)
+    assert _buckets(run) == MIXED_BUCKETS
+
+
+def test_the_task_retries_a_lost_database_connection(db, monkeypatch, reports_enqueued):
+    run = _received(MIXED)
+    real_ingest = ingest.run_ingest
+    calls = []
+
+    def flaky(*, run_id):
+        calls.append(run_id)
+        if len(calls) == 1:
+            raise OperationalError("server closed the connection unexpectedly")
+        return real_ingest(run_id=run_id)
+
+    monkeypatch.setattr("evidence.tasks.run_ingest", flaky)
+    # throw=False: run in-process, an eager retry is carried out instead of raised.
+    ingest_run.apply(args=[run.pk], throw=False)
+    assert calls == [run.pk, run.pk]
+    assert Run.objects.get(pk=run.pk).status == Run.Status.READY
+
+
+def test_the_task_does_not_retry_other_errors(db, monkeypatch):
+    run = _received(MIXED)
+    calls = []
+
+    def broken(*, run_id):
+        calls.append(run_id)
+        raise ValueError("a bug")
+
+    monkeypatch.setattr("evidence.tasks.run_ingest", broken)
+    result = ingest_run.apply(args=[run.pk], throw=False)
+    assert isinstance(result.result, ValueError)
+    assert calls == [run.pk]
+
+
+def test_the_sweep_enqueues_runs_left_received(db, reports_enqueued):
+    now = timezone.now()
+    stale = _received(MIXED)
+    fresh = _received(MIXED)
+    Run.objects.filter(pk=stale.pk).update(created_at=now - datetime.timedelta(minutes=10))
+    Run.objects.filter(pk=fresh.pk).update(created_at=now - datetime.timedelta(seconds=30))
+
+    assert sweep_received_runs.delay().get() == 1
+
+    stale.refresh_from_db()
+    fresh.refresh_from_db()
+    assert stale.status == Run.Status.READY
+    assert fresh.status == Run.Status.RECEIVED
+    assert runs_requeue_received(now=now) == []
+
+
+def test_the_sweep_leaves_parsed_runs_alone(db, reports_enqueued):
+    run = _received(MIXED)
+    run_ingest(run_id=run.pk)
+    Run.objects.filter(pk=run.pk).update(created_at=timezone.now() - datetime.timedelta(hours=1))
+    assert runs_requeue_received() == []
