@@ -20,6 +20,7 @@ from evidence.models import Repository, Run, UploadToken
 from evidence.patches import patch_declare
 from evidence.services import repository_create, token_create
 from freezedebt_ci.changes import parse_name_status
+from ledger.models import Owner
 from ledger.sync import ledger_sync
 
 # Seeded generators of sample data, never of secrets.
@@ -336,6 +337,15 @@ def demo_load(*, today: dt.date | None = None, stdout=None) -> bool:
             first_name="Lee",
             last_name="Adams",
         )
+    # "finley" and the payments team are in the directory; riley is an e-mail address, its own
+    # owner; "mobile-oncall" (unused here) would show as unowned.
+    Owner.objects.get_or_create(
+        handle="finley", defaults={"name": "Finley Park", "email": "finley@example.com"}
+    )
+    Owner.objects.get_or_create(
+        handle="payments-team",
+        defaults={"name": "Payments team", "email": "payments@example.com", "is_team": True},
+    )
     for offset, slug in enumerate(MODULES):
         rng = _RNG(2026 + offset)
         with transaction.atomic():

@@ -172,6 +172,8 @@ FREEZEDEBT_MAX_JSON_BYTES = env_int("FREEZEDEBT_MAX_JSON_BYTES", default=16 << 2
 DATA_UPLOAD_MAX_MEMORY_SIZE = FREEZEDEBT_MAX_JSON_BYTES
 # A ledger file is read whole; a few hundred freezes take a few dozen KiB.
 FREEZEDEBT_MAX_LEDGER_BYTES = env_int("FREEZEDEBT_MAX_LEDGER_BYTES", default=4 << 20, min_value=1)
+# Signed action links in reminder e-mails stop working after this many days.
+FREEZEDEBT_LINK_MAX_AGE_DAYS = env_int("FREEZEDEBT_LINK_MAX_AGE_DAYS", default=14, min_value=1)
 
 # --- Celery --------------------------------------------------------------------------------
 
