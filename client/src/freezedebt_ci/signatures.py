@@ -6,9 +6,10 @@ failing differently gets another one. The shape keeps:
 
 * assertion and exception lines: pytest's ``E   …`` lines, and lines such as
   ``ValueError: …`` or ``AssertionError``;
-* the project's own frames: pytest's ``path/to/file.py:12: in func`` / ``file.py:12: Error``
-  and CPython's ``File "path/to/file.py", line 12, in func``, but not frames in
-  ``site-packages``, ``dist-packages``, the standard library or other absolute paths;
+* the files of the project's own frames: pytest's ``path/to/file.py:12: in func`` /
+  ``file.py:12: Error`` and CPython's ``File "path/to/file.py", line 12, in func``, but not
+  frames in ``site-packages``, ``dist-packages``, the standard library or other absolute
+  paths (each file once, sorted: pytest's traceback styles order frames differently);
 
 and in what it keeps, replaces hexadecimal addresses (``0x7f3a…``) by ``0x?``, line numbers
 by ``:?``, and every other run of digits by ``?``; surrounding whitespace is dropped.
@@ -23,7 +24,8 @@ import re
 #: An address (``0x7f3a…``) or, failing that, a run of digits: one pass, so an address's own
 #: ``0`` is not masked again as a digit.
 _NUMBERS = re.compile(r"(?P<address>0x[0-9a-fA-F]+)|\d+")
-_PYTEST_FRAME = re.compile(r"^(?P<path>[^\s:][^:]*\.py):\d+: (?P<rest>.*)$")
+# pytest ends a frame's location with ": " and nothing more when the frame is not the last.
+_PYTEST_FRAME = re.compile(r"^(?P<path>[^\s:][^:]*\.py):\d+:(?: (?P<rest>.*))?$")
 _CPYTHON_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+(?P<rest>.*)$')
 _EXCEPTION_LINE = re.compile(
     r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Warning|Interrupt)\b"
@@ -40,8 +42,13 @@ def _mask(text: str) -> str:
 
 
 def failure_shape(text: str) -> str:
-    """The normalized lines a signature is made of, joined by newlines."""
-    kept: list[str] = []
+    """The normalized lines a signature is made of, joined by newlines: the project's own
+    files the failure passed through (sorted, once each), then its assertion and exception
+    lines in order. Keeping only the files of frames makes pytest's ``--tb=long``, ``auto``
+    and ``short`` reports of one failure give one shape, although they word and order their
+    frame lines differently."""
+    files: set[str] = set()
+    messages: list[str] = []
     for raw in text.splitlines():
         line = raw.rstrip()
         if not line.strip():
@@ -49,14 +56,14 @@ def failure_shape(text: str) -> str:
         frame = _PYTEST_FRAME.match(line.strip()) or _CPYTHON_FRAME.match(line)
         if frame:
             if _own(frame.group("path")):
-                kept.append(f"{frame.group('path')}:? {_mask(frame.group('rest'))}")
+                files.add(frame.group("path"))
             continue
         stripped = line.strip()
         if stripped.startswith("E ") or stripped == "E":
-            kept.append("E " + _mask(stripped[1:]))
+            messages.append("E " + _mask(stripped[1:]))
         elif _EXCEPTION_LINE.match(stripped):
-            kept.append(_mask(stripped))
-    return "\n".join(kept)
+            messages.append(_mask(stripped))
+    return "\n".join([*(f"at {name}" for name in sorted(files)), *messages])
 
 
 def failure_signature(nodeid: str, text: str) -> str:
