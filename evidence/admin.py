@@ -1,10 +1,21 @@
 from django.contrib import admin, messages
 from django.db import models
 from django.db.models import QuerySet
+from django.db.models.functions import Length
 from django.http import HttpRequest
 from django.utils import timezone
 
-from evidence.models import Patch, Report, Repository, Run, TestName, TestResult, UploadToken
+from evidence.models import (
+    Patch,
+    PersonalToken,
+    Report,
+    Repository,
+    Run,
+    RunOutcomes,
+    TestName,
+    TestResult,
+    UploadToken,
+)
 
 
 class UploadTokenInline(admin.TabularInline):
@@ -140,3 +151,53 @@ class ReportAdmin(admin.ModelAdmin):
     list_select_related = ["patch"]
     raw_id_fields = ["patch"]
     readonly_fields = ["created_at", "updated_at", "computed_at"]
+
+
+@admin.register(PersonalToken)
+class PersonalTokenAdmin(admin.ModelAdmin):
+    # Like upload tokens: created by `create_personal_token`, which shows the secret once; the
+    # admin lists them, shows their last use, and revokes them. The digest never leaves the table.
+    list_display = ["display_prefix", "user", "name", "created_at", "last_used_at", "revoked_at"]
+    list_filter = [("revoked_at", admin.EmptyFieldListFilter)]
+    list_select_related = ["user"]
+    search_fields = ["prefix", "name", "user__username", "user__email"]
+    fields = ["user", "display_prefix", "name", "created_at", "last_used_at", "revoked_at"]
+    readonly_fields = ["user", "display_prefix", "created_at", "last_used_at", "revoked_at"]
+    actions = ["revoke"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.display(description="token")
+    def display_prefix(self, token: PersonalToken) -> str:
+        return f"{token.display_prefix}…"
+
+    @admin.action(description="Revoke selected tokens")
+    def revoke(self, request: HttpRequest, queryset: QuerySet[PersonalToken]) -> None:
+        count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        self.message_user(request, f"Revoked {count} token(s).", messages.SUCCESS)
+
+
+@admin.register(RunOutcomes)
+class RunOutcomesAdmin(admin.ModelAdmin):
+    # Written by the ingest with the run's results and read by reports: nothing to edit, and a
+    # value of several MiB that the pages never load, only measure.
+    list_display = ["run", "packed_bytes"]
+    list_select_related = ["run"]
+    raw_id_fields = ["run"]
+    fields = ["run", "packed_bytes"]
+    readonly_fields = ["run", "packed_bytes"]
+    show_full_result_count = False
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[RunOutcomes]:
+        return super().get_queryset(request).defer("packed").annotate(size=Length("packed"))
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: RunOutcomes | None = None) -> bool:
+        return False
+
+    @admin.display(description="packed size (bytes)")
+    def packed_bytes(self, outcomes: RunOutcomes) -> int:
+        return outcomes.size  # type: ignore[attr-defined]  # the queryset's annotation

@@ -12,7 +12,6 @@ from drf_spectacular.utils import (
     extend_schema_serializer,
 )
 from rest_framework import exceptions, serializers, status
-from rest_framework.authentication import SessionAuthentication
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -20,7 +19,7 @@ from rest_framework.views import APIView
 from config.api import error_responses
 from config.exceptions import Conflict, PayloadTooLarge
 from evidence import selectors, uploads
-from evidence.authentication import UploadTokenAuthentication
+from evidence.authentication import READ_AUTHENTICATION, UPLOAD_AUTHENTICATION
 from evidence.ingest import RunConflict, run_receive
 from evidence.models import Run, UploadToken
 from evidence.permissions import EvidenceTokenOrSignedInUser, HasScope
@@ -30,7 +29,7 @@ from evidence.throttles import UploadTokenRateThrottle
 class TokenApi(APIView):
     """Which repository and scope the presented token grants: lets CI check its secret."""
 
-    authentication_classes = [UploadTokenAuthentication]
+    authentication_classes = UPLOAD_AUTHENTICATION
     permission_classes = [HasScope(*UploadToken.Scope.values)]
     throttle_classes = [UploadTokenRateThrottle]
 
@@ -151,7 +150,7 @@ def _declared_length(request: Request) -> int | None:
 class RunsApi(APIView):
     """CI uploads the evidence of one run; it is parsed in the background."""
 
-    authentication_classes = [UploadTokenAuthentication]
+    authentication_classes = UPLOAD_AUTHENTICATION
     permission_classes = [HasScope("evidence")]
     throttle_classes = [UploadTokenRateThrottle]
 
@@ -267,9 +266,9 @@ class RunsApi(APIView):
 
 
 class RunApi(APIView):
-    """One run: for an ``evidence`` token of its repository, or a user who sees it."""
+    """One run: for an ``evidence`` token of its repository, or a person who sees it."""
 
-    authentication_classes = [UploadTokenAuthentication, SessionAuthentication]
+    authentication_classes = READ_AUTHENTICATION
     permission_classes = [EvidenceTokenOrSignedInUser]
 
     @extend_schema(

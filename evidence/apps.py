@@ -6,7 +6,7 @@ class EvidenceConfig(AppConfig):
     verbose_name = "Evidence"
 
     def ready(self) -> None:
-        # schema registers the OpenAPI description of the upload-token authentication;
+        # schema registers the OpenAPI description of the token authentications;
         # reports registers the report task, which lives beside its service rather than in the
         # tasks module Celery discovers.
         from evidence import reports, schema  # noqa: F401

@@ -1,13 +1,30 @@
-"""DRF authentication for CI: ``Authorization: Bearer fdk_…`` upload tokens."""
+"""DRF authentication: ``Authorization: Bearer fdk_…`` upload tokens for CI, and
+``Authorization: Bearer fdp_…`` personal tokens (or a session) for people.
+
+Each kind of token is recognised by its marker; an authenticator that does not recognise the
+token leaves it to the next one. Which principal may do what is the permissions' business
+(``evidence.permissions``), except that a personal token never writes (see below).
+"""
 
 from dataclasses import dataclass
 
-from rest_framework.authentication import BaseAuthentication, get_authorization_header
-from rest_framework.exceptions import AuthenticationFailed
+from django.contrib.auth.models import AbstractBaseUser
+from rest_framework.authentication import (
+    BaseAuthentication,
+    SessionAuthentication,
+    get_authorization_header,
+)
+from rest_framework.exceptions import AuthenticationFailed, PermissionDenied
+from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 
-from evidence import tokens
-from evidence.models import TOKEN_MARKER, Repository, UploadToken
+from evidence import personal_tokens, tokens
+from evidence.models import TOKEN_MARKER, PersonalToken, Repository, UploadToken
+
+# Both kinds of token answer a missing or refused credential with this challenge. It is also
+# what makes DRF answer 401 (not 403): DRF asks the first authenticator of a view for it, so an
+# API view never lists SessionAuthentication (which has none) first.
+BEARER_CHALLENGE = 'Bearer realm="api"'
 
 
 @dataclass(frozen=True)
@@ -42,20 +59,25 @@ class TokenPrincipal:
         return f"token {TOKEN_MARKER}_{self.prefix}"
 
 
+def _bearer_token(request: Request) -> str | None:
+    """The token text of an ``Authorization: Bearer …`` header; None for no or another scheme."""
+    parts = get_authorization_header(request).split()
+    if not parts or parts[0].lower() != b"bearer":
+        return None
+    if len(parts) != 2:
+        raise AuthenticationFailed("Malformed Authorization header: use 'Bearer <token>'.")
+    try:
+        return parts[1].decode("ascii")
+    except UnicodeDecodeError:
+        raise AuthenticationFailed("Malformed token.") from None
+
+
 class UploadTokenAuthentication(BaseAuthentication):
-    keyword = b"bearer"
+    """An upload token (``fdk_…``): a ``TokenPrincipal`` of one repository, never a user."""
 
     def authenticate(self, request: Request) -> tuple[TokenPrincipal, UploadToken] | None:
-        parts = get_authorization_header(request).split()
-        if not parts or parts[0].lower() != self.keyword:
-            return None
-        if len(parts) != 2:
-            raise AuthenticationFailed("Malformed Authorization header: use 'Bearer <token>'.")
-        try:
-            plain = parts[1].decode("ascii")
-        except UnicodeDecodeError:
-            raise AuthenticationFailed("Malformed token.") from None
-        if not tokens.looks_like_token(plain):
+        plain = _bearer_token(request)
+        if plain is None or not tokens.looks_like_token(plain):
             # Not ours: leave it to another authenticator (if none accepts, the answer is 401).
             return None
         token = tokens.verify(plain)
@@ -65,5 +87,46 @@ class UploadTokenAuthentication(BaseAuthentication):
         return TokenPrincipal.from_token(token), token
 
     def authenticate_header(self, request: Request) -> str:
-        # Also what makes DRF answer 401 (not 403) when credentials are missing or wrong.
-        return 'Bearer realm="api"'
+        return BEARER_CHALLENGE
+
+
+class PersonalTokenAuthentication(BaseAuthentication):
+    """A personal token (``fdp_…``): the request is made as the token's user, who sees what
+    ``Repository.objects.visible_to(user)`` allows.
+
+    A personal token only reads: on any other method it is refused here with 403, whatever the
+    view, so no endpoint that writes (uploads, ledger sync, or any later form) can be reached
+    with one. Unlike a session it needs no CSRF token, which is safe only because it is sent
+    explicitly by a script, never attached by a browser.
+    """
+
+    def authenticate(self, request: Request) -> tuple[AbstractBaseUser, PersonalToken] | None:
+        plain = _bearer_token(request)
+        if plain is None or not personal_tokens.looks_like_personal_token(plain):
+            return None
+        token = personal_tokens.verify(plain)
+        if token is None or not token.user.is_active:
+            raise AuthenticationFailed("Unknown or revoked token.")
+        if request.method not in SAFE_METHODS:
+            raise PermissionDenied(
+                "A personal token only reads; uploads and ledger syncs need an upload token "
+                "of the repository."
+            )
+        tokens.record_use(token)
+        return token.user, token
+
+    def authenticate_header(self, request: Request) -> str:
+        return BEARER_CHALLENGE
+
+
+# What each kind of API view accepts (see BEARER_CHALLENGE for why the order matters).
+# Endpoints CI calls with an upload token. A personal token is recognised there only so that it
+# is refused with 403 (a real credential of the wrong kind) rather than 401 (no credential).
+UPLOAD_AUTHENTICATION = [UploadTokenAuthentication, PersonalTokenAuthentication]
+# Endpoints people read, by personal token or session. Upload tokens are recognised so the
+# permission can refuse them with 403, or, where an ``evidence`` token may read, let them in.
+READ_AUTHENTICATION = [
+    PersonalTokenAuthentication,
+    UploadTokenAuthentication,
+    SessionAuthentication,
+]

@@ -3,6 +3,7 @@ patches and their reports."""
 
 import hashlib
 
+from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
@@ -33,8 +34,15 @@ class RepositoryQuerySet(models.QuerySet["Repository"]):
             return self.none()
         if user.is_staff:
             return self.all()
-        # Hook for teams (section 9): a lead will see the repositories of their teams here.
-        return self.none()
+        from django.contrib.auth.base_user import AbstractBaseUser
+
+        if not isinstance(user, AbstractBaseUser):
+            # An upload token's principal is no user and belongs to no team.
+            return self.none()
+        # A lead sees the repositories of their teams (section 9). A subquery rather than a join,
+        # so a repository of two of the user's teams comes once without DISTINCT, which would
+        # get in the way of ordering, counting and further filters.
+        return self.filter(pk__in=self.model.objects.filter(teams__members=user).values("pk"))
 
 
 class Repository(TimeStamped):
@@ -265,6 +273,28 @@ class TestResult(models.Model):
         return f"{self.test_id} in run {self.run_id}: {self.get_bucket_display()}"
 
 
+class RunOutcomes(models.Model):
+    """The bucket of every node id of a ready run, packed into one compressed value (see
+    ``evidence.ingest.outcomes_pack``): what a report reads instead of the run's results, one
+    value rather than a row per test. The results stay the record of each test.
+
+    Written by the ingest in the transaction that stores the results. A run without one (stored
+    before it existed, or straight through the ORM) is read from its results. A table of its
+    own, so that loading a run never loads it.
+    """
+
+    run = models.OneToOneField(
+        Run, on_delete=models.CASCADE, primary_key=True, related_name="outcomes"
+    )
+    packed = models.BinaryField()
+
+    class Meta:
+        verbose_name_plural = "run outcomes"
+
+    def __str__(self) -> str:
+        return f"outcomes of run {self.run_id}"
+
+
 class PatchQuerySet(models.QuerySet["Patch"]):
     def touching_run(self, run: Run) -> "PatchQuerySet":
         """Patches whose base or head is the run's commit: their reports may now be computed."""
@@ -341,3 +371,49 @@ class Report(TimeStamped):
 
     def __str__(self) -> str:
         return f"report of {self.patch_id}: {self.status}/{self.verdict}"
+
+
+# Personal tokens carry their own marker, so neither kind of token can pass for the other and a
+# leaked one says at a glance whether it opens a person's reads or a repository's uploads.
+PERSONAL_TOKEN_MARKER = "fdp"  # noqa: S105 - a public marker, not a secret
+
+
+class PersonalTokenQuerySet(models.QuerySet["PersonalToken"]):
+    def live(self) -> "PersonalTokenQuerySet":
+        return self.filter(revoked_at__isnull=True)
+
+
+class PersonalToken(models.Model):
+    """A person's API credential for the read endpoints; it acts as that user and sees what
+    they see. Only a SHA-256 digest of the token is stored."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="personal_tokens"
+    )
+    name = models.CharField(max_length=100, blank=True)
+    prefix = models.CharField(max_length=16, editable=False)
+    digest = models.CharField(max_length=64, editable=False)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = PersonalTokenQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["user", "-created_at"]
+        constraints = [
+            # Authentication finds the token by its prefix before comparing digests.
+            models.UniqueConstraint(fields=["prefix"], name="personaltoken_unique_prefix"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.display_prefix} ({self.user})"
+
+    @property
+    def display_prefix(self) -> str:
+        """The recognisable start of the token text, safe to show and log."""
+        return f"{PERSONAL_TOKEN_MARKER}_{self.prefix}"
+
+    @property
+    def is_live(self) -> bool:
+        return self.revoked_at is None

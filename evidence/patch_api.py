@@ -10,7 +10,6 @@ from drf_spectacular.utils import (
     extend_schema_serializer,
 )
 from rest_framework import serializers, status
-from rest_framework.authentication import SessionAuthentication
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -20,7 +19,7 @@ from config.api import error_responses
 from config.jsontext import find_nul
 from config.pagination import Pages
 from evidence import patch_selectors as selectors
-from evidence.authentication import UploadTokenAuthentication
+from evidence.authentication import READ_AUTHENTICATION
 from evidence.models import Patch, Report
 from evidence.patches import patch_declare
 from evidence.permissions import EvidenceTokenOrSignedInUser, HasScope, IsSignedInUser
@@ -117,9 +116,10 @@ class ReportSerializer(serializers.Serializer):
 
 
 class PatchesApi(APIView):
-    """CI declares a patch (POST, ``evidence`` token); people list patches (GET, session)."""
+    """CI declares a patch (POST, ``evidence`` token); people list patches (GET, session or
+    personal token)."""
 
-    authentication_classes = [UploadTokenAuthentication, SessionAuthentication]
+    authentication_classes = READ_AUTHENTICATION
     throttle_classes = [UploadTokenRateThrottle]
     pagination_class = Pages
 
@@ -247,7 +247,7 @@ class PatchesApi(APIView):
         operation_id="patches_list",
         summary="List patches of the repositories you may see",
         parameters=[repository_query],
-        responses={200: ListSerializer(many=True), **error_responses(403, 404)},
+        responses={200: ListSerializer(many=True), **error_responses(401, 403, 404)},
     )
     def get(self, request: Request) -> Response:
         slug = request.query_params.get("repository")
@@ -261,7 +261,7 @@ class PatchesApi(APIView):
 class PatchReportApi(APIView):
     """A patch's report: for an ``evidence`` token of its repository, or a user who sees it."""
 
-    authentication_classes = [UploadTokenAuthentication, SessionAuthentication]
+    authentication_classes = READ_AUTHENTICATION
     permission_classes = [EvidenceTokenOrSignedInUser]
     throttle_classes = [UploadTokenRateThrottle]
 
@@ -277,9 +277,9 @@ class PatchReportApi(APIView):
 
 
 class RepositoriesApi(APIView):
-    """The repositories the logged-in user may see."""
+    """The repositories the person (session or personal token) may see."""
 
-    authentication_classes = [SessionAuthentication]
+    authentication_classes = READ_AUTHENTICATION
     permission_classes = [IsSignedInUser]
     pagination_class = Pages
 
@@ -301,7 +301,7 @@ class RepositoriesApi(APIView):
     @extend_schema(
         operation_id="repositories_list",
         summary="List the repositories you may see",
-        responses={200: OutputSerializer(many=True), **error_responses(403)},
+        responses={200: OutputSerializer(many=True), **error_responses(401, 403)},
     )
     def get(self, request: Request) -> Response:
         repositories = selectors.repositories_visible_to(request.user).order_by("slug")

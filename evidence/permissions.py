@@ -1,4 +1,5 @@
-"""Permission classes for endpoints that CI calls with an upload token."""
+"""Permission classes: which principal (upload token, or a person by session or personal token)
+may use which endpoint. Which objects a person sees is the selectors' business."""
 
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.permissions import BasePermission
@@ -15,6 +16,11 @@ class HasScope(BasePermission):
     calling it, so an instance answers that call with itself.
     """
 
+    PEOPLE_REFUSED = (
+        "This endpoint needs an upload token of the repository; personal tokens and "
+        "sign-ins only read."
+    )
+
     def __init__(self, *scopes: str) -> None:
         if not scopes:
             raise ValueError("HasScope needs at least one scope.")
@@ -26,6 +32,9 @@ class HasScope(BasePermission):
     def has_permission(self, request: Request, view: APIView) -> bool:
         principal = request.user
         if not isinstance(principal, TokenPrincipal):
+            if principal and principal.is_authenticated:
+                # A person (personal token or session) is never an upload token.
+                raise PermissionDenied(self.PEOPLE_REFUSED)
             return False
         if principal.scope in self.scopes:
             return True
@@ -37,9 +46,10 @@ class HasScope(BasePermission):
 
 
 class IsSignedInUser(BasePermission):
-    """Allows logged-in people (session); refuses upload tokens, which read nothing here."""
+    """Allows people (session or personal token); refuses upload tokens, which read nothing
+    here."""
 
-    message = "This endpoint is for signed-in users, not upload tokens."
+    message = "This endpoint is for people (sign-in or personal token), not upload tokens."
 
     def has_permission(self, request: Request, view: APIView) -> bool:
         user = request.user
@@ -49,8 +59,8 @@ class IsSignedInUser(BasePermission):
 
 
 class EvidenceTokenOrSignedInUser(BasePermission):
-    """An ``evidence`` upload token or a logged-in user; which objects each may read is the
-    selector's business (a token sees its own repository only)."""
+    """An ``evidence`` upload token or a person (session or personal token); which objects each
+    may read is the selector's business (a token sees its own repository only)."""
 
     def has_permission(self, request: Request, view: APIView) -> bool:
         if isinstance(request.user, TokenPrincipal):

@@ -16,7 +16,8 @@ from django.db import OperationalError, transaction
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
-from evidence.models import Patch, Report, Repository, Run, TestResult
+from evidence.ingest import outcomes_unpack
+from evidence.models import Patch, Report, Repository, Run, RunOutcomes, TestResult
 from freezedebt_ci.changes import Change, changes_from_objects
 from freezedebt_ci.evidence import FAILED, PASSED, SKIPPED, XFAIL, Evidence, evidence_from_outcomes
 from freezedebt_ci.ledger import Freeze
@@ -47,8 +48,9 @@ def run_for_report(*, repository: Repository, sha: str, label: str) -> Run | Non
     A later attempt still being parsed, or rejected, leaves the commit without usable evidence:
     an earlier attempt is never taken in its place.
     """
-    # The stored upload may be tens of MiB; the report needs none of it.
-    runs = Run.objects.defer("raw")
+    # The stored upload may be tens of MiB; the report needs none of it. Its packed outcomes
+    # are what it reads, so they come in the same query.
+    runs = Run.objects.defer("raw").select_related("outcomes")
     run = runs.latest_attempt(repository=repository, sha=sha, label=label)
     # A ready run always has its exit status; without it "head-failed" could not be judged,
     # and a report must never pass on evidence it cannot read.
@@ -67,14 +69,37 @@ def _outcomes(run: Run) -> Iterator[tuple[str, str]]:
         yield nodeid, BUCKET_NAMES[bucket]
 
 
+def _packed_outcomes(run: Run) -> dict[str, str] | None:
+    """The run's packed outcomes, when it has them and they agree with the run's counts."""
+    try:
+        packed = run.outcomes.packed
+    except RunOutcomes.DoesNotExist:
+        return None
+    try:
+        outcomes, counts = outcomes_unpack(bytes(packed))
+    except ValueError:
+        logger.warning("run %s: packed outcomes unreadable; reading its results", run.pk)
+        return None
+    # The counts are written with them: a cheap check that a report is never computed from
+    # outcomes that are not the run's.
+    expected = {PASSED: run.passed, FAILED: run.failed, SKIPPED: run.skipped, XFAIL: run.xfail}
+    if counts != expected:
+        logger.warning("run %s: packed outcomes disagree with its counts; reading results", run.pk)
+        return None
+    return outcomes
+
+
 def run_evidence(run: Run) -> Evidence:
-    """A stored run as the rules' evidence: the bucket of each node id, exit status and meta."""
+    """A stored run as the rules' evidence: the bucket of each node id, exit status and meta.
+
+    Read from the run's packed outcomes, one value, or else from its results, a row per test.
+    """
     assert run.exit_code is not None  # noqa: S101 - run_for_report hands over only such runs
-    return evidence_from_outcomes(
-        _outcomes(run),
-        exit_status=run.exit_code,
-        meta=run.meta if isinstance(run.meta, dict) else {},
-    )
+    meta = run.meta if isinstance(run.meta, dict) else {}
+    outcomes = _packed_outcomes(run)
+    if outcomes is not None:
+        return Evidence(run.exit_code, outcomes, dict(meta))
+    return evidence_from_outcomes(_outcomes(run), exit_status=run.exit_code, meta=meta)
 
 
 def ledger_freezes(repository: Repository) -> list[Freeze]:

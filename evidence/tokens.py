@@ -1,7 +1,9 @@
-"""Upload token mechanics: the token text, its digest, and checking a presented token.
+"""Token mechanics: the token text, its digest, and checking a presented token.
 
-A token reads ``fdk_<prefix>_<secret>``: the marker makes a leaked token recognisable, the
-8-character prefix finds its row (and is safe to show), the secret is 32 random bytes.
+A token reads ``<marker>_<prefix>_<secret>``: the marker makes a leaked token recognisable and
+tells its kind (``fdk`` upload tokens, ``fdp`` personal tokens, see ``personal_tokens``), the
+8-character prefix finds its row (and is safe to show), the secret is 32 random bytes. The
+functions default to upload tokens; personal tokens pass their marker and queryset.
 
 Only a plain SHA-256 of the whole token is stored, not an HMAC keyed by SECRET_KEY: with 256
 random bits nothing can be guessed from the digest, so a key adds no protection, while it would
@@ -15,11 +17,12 @@ import secrets
 import string
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cache
 
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from evidence.models import TOKEN_MARKER, UploadToken
+from evidence.models import TOKEN_MARKER, PersonalToken, UploadToken
 
 PREFIX_LENGTH = 8
 SECRET_BYTES = 32
@@ -28,8 +31,15 @@ _PREFIX_ALPHABET = string.ascii_lowercase + string.digits
 # spares a write on every request.
 LAST_USED_GRANULARITY = timedelta(minutes=1)
 
-_TOKEN_RE = re.compile(rf"{TOKEN_MARKER}_([a-z0-9]{{{PREFIX_LENGTH}}})_[A-Za-z0-9_-]{{20,128}}")
-_PREFIX_RE = re.compile(rf"(?:{TOKEN_MARKER}_)?([a-z0-9]{{{PREFIX_LENGTH}}})(?:_[A-Za-z0-9_-]+)?")
+
+@cache
+def _token_re(marker: str) -> re.Pattern[str]:
+    return re.compile(rf"{marker}_([a-z0-9]{{{PREFIX_LENGTH}}})_[A-Za-z0-9_-]{{20,128}}")
+
+
+@cache
+def _prefix_re(marker: str) -> re.Pattern[str]:
+    return re.compile(rf"(?:{marker}_)?([a-z0-9]{{{PREFIX_LENGTH}}})(?:_[A-Za-z0-9_-]+)?")
 
 
 @dataclass(frozen=True)
@@ -43,35 +53,41 @@ def hash_token(plain: str) -> str:
     return hashlib.sha256(plain.encode("utf-8")).hexdigest()
 
 
-def generate() -> NewToken:
+def generate(marker: str = TOKEN_MARKER) -> NewToken:
     """A fresh token; the caller stores prefix and digest and shows ``plain`` once."""
     prefix = "".join(secrets.choice(_PREFIX_ALPHABET) for _ in range(PREFIX_LENGTH))
-    plain = f"{TOKEN_MARKER}_{prefix}_{secrets.token_urlsafe(SECRET_BYTES)}"
+    plain = f"{marker}_{prefix}_{secrets.token_urlsafe(SECRET_BYTES)}"
     return NewToken(prefix=prefix, plain=plain, digest=hash_token(plain))
 
 
-def looks_like_token(text: str) -> bool:
-    return text.startswith(f"{TOKEN_MARKER}_")
+def looks_like_token(text: str, marker: str = TOKEN_MARKER) -> bool:
+    return text.startswith(f"{marker}_")
 
 
-def parse_prefix(text: str) -> str | None:
-    """The lookup prefix named by a full token, by ``fdk_<prefix>``, or by a bare prefix."""
-    match = _PREFIX_RE.fullmatch(text.strip())
+def parse_prefix(text: str, marker: str = TOKEN_MARKER) -> str | None:
+    """The lookup prefix named by a full token, by ``<marker>_<prefix>``, or by a bare prefix."""
+    match = _prefix_re(marker).fullmatch(text.strip())
     return match[1] if match else None
 
 
-def verify(plain: str) -> UploadToken | None:
-    """The live token matching ``plain``, or None. The digest comparison is constant-time."""
-    match = _TOKEN_RE.fullmatch(plain)
+def find(live: QuerySet, plain: str, *, marker: str) -> UploadToken | PersonalToken | None:
+    """The token row of ``live`` matching ``plain``, or None. The digest comparison is
+    constant-time."""
+    match = _token_re(marker).fullmatch(plain)
     if match is None:
         return None
-    token = UploadToken.objects.live().select_related("repository").filter(prefix=match[1]).first()
+    token = live.filter(prefix=match[1]).first()
     if token is None or not hmac.compare_digest(token.digest, hash_token(plain)):
         return None
     return token
 
 
-def record_use(token: UploadToken, *, now: datetime | None = None) -> None:
+def verify(plain: str) -> UploadToken | None:
+    """The live upload token matching ``plain``, or None."""
+    return find(UploadToken.objects.live().select_related("repository"), plain, marker=TOKEN_MARKER)
+
+
+def record_use(token: UploadToken | PersonalToken, *, now: datetime | None = None) -> None:
     """Set last_used_at, writing at most once per LAST_USED_GRANULARITY per token."""
     now = now or timezone.now()
     stale_before = now - LAST_USED_GRANULARITY
@@ -79,7 +95,8 @@ def record_use(token: UploadToken, *, now: datetime | None = None) -> None:
         return
     # Conditional, so concurrent requests holding the same stale copy write once between them.
     updated = (
-        UploadToken.objects.filter(pk=token.pk)
+        type(token)
+        .objects.filter(pk=token.pk)
         .filter(Q(last_used_at__isnull=True) | Q(last_used_at__lte=stale_before))
         .update(last_used_at=now)
     )

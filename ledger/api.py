@@ -6,7 +6,6 @@ from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
-from rest_framework.authentication import SessionAuthentication
 from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
@@ -17,7 +16,7 @@ from config.api import error_responses
 from config.exceptions import Conflict, PayloadTooLarge
 from config.pagination import Pages
 from evidence import patch_selectors as selectors
-from evidence.authentication import UploadTokenAuthentication
+from evidence.authentication import READ_AUTHENTICATION, UPLOAD_AUTHENTICATION
 from evidence.patch_api import SHA_ERRORS, SHA_PATTERN
 from evidence.permissions import HasScope, IsSignedInUser
 from evidence.throttles import UploadTokenRateThrottle
@@ -56,7 +55,7 @@ class TextLedgerFileParser(LedgerFileParser):
 class LedgerApi(APIView):
     """Sync the ledger file of a default-branch commit (``ledger`` scope only)."""
 
-    authentication_classes = [UploadTokenAuthentication]
+    authentication_classes = UPLOAD_AUTHENTICATION
     permission_classes = [HasScope("ledger")]
     throttle_classes = [UploadTokenRateThrottle]
     parser_classes = [LedgerFileParser, JSONLedgerFileParser, TextLedgerFileParser]
@@ -146,9 +145,9 @@ class LedgerApi(APIView):
 
 
 class FreezesApi(APIView):
-    """Freezes of the repositories the logged-in user may see."""
+    """Freezes of the repositories the person (session or personal token) may see."""
 
-    authentication_classes = [SessionAuthentication]
+    authentication_classes = READ_AUTHENTICATION
     permission_classes = [IsSignedInUser]
     pagination_class = Pages
 
@@ -180,7 +179,7 @@ class FreezesApi(APIView):
                 "include_retired", bool, description="Also list retired freezes (default false)."
             ),
         ],
-        responses={200: OutputSerializer(many=True), **error_responses(403, 404)},
+        responses={200: OutputSerializer(many=True), **error_responses(401, 403, 404)},
     )
     def get(self, request: Request) -> Response:
         slug = request.query_params.get("repository")

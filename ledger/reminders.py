@@ -15,15 +15,15 @@ import datetime
 import logging
 import smtplib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
-from django.contrib.auth import get_user_model
 from django.core.mail import EmailMultiAlternatives
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from dashboards.teams import staff_addresses, team_lead_addresses
 from ledger.emails import Digest, DigestRow, days_left_text, digest_message, reminder_message
 from ledger.models import Claim, DigestClaim, Freeze, FreezeAction, ReminderClaim
 from ledger.owners import ResolvedOwner, owners_resolve
@@ -77,16 +77,20 @@ class ReminderDeliveryFailed(Exception):
 
 
 def lead_addresses() -> list[str]:
-    """Who gets the digest and the replies to reminders.
+    """Active staff with an address: they lead every repository and get every digest."""
+    return staff_addresses()
 
-    Teams are not built yet (section 9), so every active staff user with an address is a lead of
-    every repository; with teams this narrows to the leads of the freeze's repository.
-    """
-    users = get_user_model().objects.filter(is_active=True, is_staff=True).exclude(email="")
-    addresses: dict[str, str] = {}
-    for address in users.order_by("email").values_list("email", flat=True):
-        addresses.setdefault(address.lower(), address)
-    return list(addresses.values())
+
+def _repository_leads(repository_ids: Iterable[int], staff: list[str]) -> dict[int, list[str]]:
+    """Each repository's leads: the members of its teams, then staff (one per mailbox)."""
+    team_leads = team_lead_addresses(repository_ids)
+    leads: dict[int, list[str]] = {}
+    for repository_id in set(repository_ids):
+        unique: dict[str, str] = {}
+        for address in [*team_leads.get(repository_id, []), *staff]:
+            unique.setdefault(address.lower(), address)
+        leads[repository_id] = list(unique.values())
+    return leads
 
 
 def _claim(model: type[C], *, lookup: dict[str, object], recipient: str) -> C | None:
@@ -192,6 +196,7 @@ def _send_owner_reminders(*, today: datetime.date, leads: list[str], run: Remind
         .order_by("expires", "pk")
     )
     owners = owners_resolve(freeze.owner for freeze in freezes)
+    repository_leads = _repository_leads({freeze.repository_id for freeze in freezes}, leads)
     for freeze in freezes:
         assert freeze.expires is not None  # noqa: S101 - filtered above
         milestone = milestone_for(expires=freeze.expires, today=today)
@@ -212,28 +217,69 @@ def _send_owner_reminders(*, today: datetime.date, leads: list[str], run: Remind
             continue
 
         def build(freeze: Freeze = freeze, owner: ResolvedOwner = owner) -> EmailMultiAlternatives:
-            return reminder_message(freeze=freeze, owner=owner, today=today, reply_to=leads)
+            reply_to = repository_leads[freeze.repository_id]
+            return reminder_message(freeze=freeze, owner=owner, today=today, reply_to=reply_to)
 
         what = f"{milestone} reminder of {freeze.repository.slug}/{freeze.freeze_id}"
         if _deliver(claim, build, run, what):
             run.reminders_sent += 1
 
 
+def _digest_of(digest: Digest, repository_ids: set[int]) -> Digest:
+    """The part of a digest about some repositories."""
+
+    def mine(rows: list[DigestRow]) -> list[DigestRow]:
+        return [row for row in rows if row.freeze.repository_id in repository_ids]
+
+    return replace(
+        digest,
+        expired=mine(digest.expired),
+        expiring=mine(digest.expiring),
+        unowned=mine(digest.unowned),
+        renewal_requests=[
+            action
+            for action in digest.renewal_requests
+            if action.freeze.repository_id in repository_ids
+        ],
+    )
+
+
+def _digest_recipients(digest: Digest, staff: list[str]) -> dict[str, set[int] | None]:
+    """Each recipient's repositories: None (all) for staff, else those of their teams."""
+    involved = {row.freeze.repository_id for row in digest.expired + digest.expiring}
+    involved |= {row.freeze.repository_id for row in digest.unowned}
+    involved |= {action.freeze.repository_id for action in digest.renewal_requests}
+    recipients: dict[str, set[int] | None] = {}
+    mailboxes: dict[str, str] = {}
+    for address in staff:
+        mailboxes.setdefault(address.lower(), address)
+        recipients[mailboxes[address.lower()]] = None
+    for repository_id, addresses in sorted(team_lead_addresses(involved).items()):
+        for address in addresses:
+            address = mailboxes.setdefault(address.lower(), address)
+            scope = recipients.setdefault(address, set())
+            if scope is not None:
+                scope.add(repository_id)
+    return recipients
+
+
 def _send_digests(*, today: datetime.date, leads: list[str], run: ReminderRun) -> None:
-    if not leads:
-        return
-    digest = digest_build(today=today)
-    if digest.is_empty():
+    full = digest_build(today=today)
+    if full.is_empty():
         # Nothing to act on: no mail and no claim, so a ledger synced later in the day still
         # gets the day's digest out on the next hourly run.
         return
-    for address in leads:
+    for address, repository_ids in _digest_recipients(full, leads).items():
+        # Staff get every repository; a team member only their teams' repositories.
+        digest = full if repository_ids is None else _digest_of(full, repository_ids)
+        if digest.is_empty():
+            continue
         claim = _claim(DigestClaim, lookup={"recipient": address, "day": today}, recipient=address)
         if claim is None:
             run.already_claimed += 1
             continue
 
-        def build(address: str = address) -> EmailMultiAlternatives:
+        def build(address: str = address, digest: Digest = digest) -> EmailMultiAlternatives:
             return digest_message(digest=digest, recipient=address, reply_to=leads)
 
         if _deliver(claim, build, run, f"digest of {today} to {address}"):

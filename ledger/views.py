@@ -19,6 +19,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from dashboards.teams import is_lead
 from ledger.links import ActionLink, LinkError, LinkUsed, link_freeze, link_read
 from ledger.models import Freeze, FreezeAction, Owner
 from ledger.owners import owners_resolve
@@ -114,12 +115,12 @@ def freeze_action(request: HttpRequest, token: str) -> HttpResponse:
 
 
 def lead_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Leads manage the directory. Teams are not built yet (section 9): staff are the leads."""
+    """Leads (staff and team members) manage the directory."""
 
     @login_required
     @wraps(view)
     def wrapper(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
-        if not request.user.is_staff:
+        if not is_lead(request.user):
             raise PermissionDenied("Only leads manage the owner directory.")
         return view(request, *args, **kwargs)
 

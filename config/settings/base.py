@@ -130,7 +130,10 @@ SITE_URL = env_str("SITE_URL", default="http://localhost:8000").rstrip("/")
 # --- API -----------------------------------------------------------------------------------
 
 REST_FRAMEWORK = {
+    # Personal token first: its Bearer challenge makes a missing credential a 401, not a 403.
+    # Views list their own (evidence.authentication READ_ and UPLOAD_AUTHENTICATION).
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "evidence.authentication.PersonalTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -203,6 +206,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "ledger.tasks.send_freeze_reminders",
         "schedule": crontab(minute=0),
         "options": {"expires": 3500},
+    },
+    # After midnight, so yesterday's snapshot is final; charts read only these rows.
+    "snapshot-debt": {
+        "task": "dashboards.tasks.snapshot_debt",
+        "schedule": crontab(hour=0, minute=15),
+        "options": {"expires": 23 * 3600},
     },
 }
 

@@ -1,8 +1,8 @@
 """End to end, the way a deployment runs: gunicorn, a Celery worker and beat on Redis,
 PostgreSQL, and the real CLI uploading evidence that the real pytest plugin wrote.
 
-Runs only when FREEZEDEBT_E2E=1 (``scripts/e2e`` sets it, with DATABASE_URL pointing at a
-PostgreSQL server and CELERY_BROKER_URL at Redis).
+Runs only when FREEZEDEBT_E2E=1; the live service is the ``live_service`` fixture of
+``conftest.py``.
 """
 
 from __future__ import annotations
@@ -10,40 +10,15 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import socket
-import subprocess
-import sys
 import textwrap
-import time
-import urllib.request
 from pathlib import Path
 
-import pytest
+from tests.e2e.live import BIN, e2e_only
+from tests.e2e.live import run as _run
 
-pytestmark = pytest.mark.skipif(
-    os.environ.get("FREEZEDEBT_E2E") != "1", reason="end-to-end run: set FREEZEDEBT_E2E=1"
-)
+pytestmark = e2e_only
 
-ROOT = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
 TODAY = dt.date.today()
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _run(args, *, cwd=ROOT, env=None, check=True) -> subprocess.CompletedProcess:
-    result = subprocess.run(
-        [str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
-    )
-    if check and result.returncode != 0:
-        raise AssertionError(
-            f"{args} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
-        )
-    return result
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -134,108 +109,6 @@ def _evidence(repo: Path, sha: str, out: Path) -> None:
         check=False,
     )
     assert out.exists(), result.stdout + result.stderr
-
-
-@pytest.fixture
-def live_service(tmp_path):
-    import psycopg
-
-    admin_url = os.environ["DATABASE_URL"]
-    name = "freezedebt_e2e"
-    server_url = admin_url.rsplit("/", 1)[0]
-    with psycopg.connect(f"{server_url}/postgres", autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {name}")
-    port = _free_port()
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")},
-        "DJANGO_SETTINGS_MODULE": "config.settings.local",
-        "DATABASE_URL": f"{server_url}/{name}",
-        "CELERY_TASK_ALWAYS_EAGER": "false",
-        "DEBUG": "false",
-        "SECRET_KEY": "e2e-secret-key-of-no-value-outside-this-test-run-0123456789",
-        "ALLOWED_HOSTS": "127.0.0.1,localhost",
-    }
-    _run([BIN / "python", "manage.py", "migrate", "--noinput"], env=env)
-    evidence_token = (
-        _run([BIN / "python", "manage.py", "create_repository", "shop"], env=env)
-        .stdout.strip()
-        .splitlines()[-1]
-    )
-    ledger_token = (
-        _run([BIN / "python", "manage.py", "create_token", "shop", "--scope", "ledger"], env=env)
-        .stdout.strip()
-        .splitlines()[-1]
-    )
-    logs = {name: (tmp_path / f"{name}.log").open("w") for name in ("web", "worker", "beat")}
-    commands = {
-        "web": [
-            BIN / "gunicorn",
-            "config.wsgi:application",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            "2",
-            "--access-logfile",
-            "-",
-        ],
-        "worker": [
-            BIN / "celery",
-            "-A",
-            "config",
-            "worker",
-            "--loglevel",
-            "INFO",
-            "--concurrency",
-            "2",
-            "--without-gossip",
-            "--without-mingle",
-        ],
-        "beat": [
-            BIN / "celery",
-            "-A",
-            "config",
-            "beat",
-            "--loglevel",
-            "INFO",
-            "--schedule",
-            tmp_path / "beat-schedule",
-        ],
-    }
-    processes = {
-        key: subprocess.Popen(
-            [str(a) for a in cmd], cwd=ROOT, env=env, stdout=logs[key], stderr=subprocess.STDOUT
-        )
-        for key, cmd in commands.items()
-    }
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/healthz", timeout=2) as answer:  # noqa: S310
-                    if answer.status == 200:
-                        break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.5)
-        yield {
-            "url": url,
-            "evidence_token": evidence_token,
-            "ledger_token": ledger_token,
-            "logs": tmp_path,
-        }
-    finally:
-        for process in processes.values():
-            process.terminate()
-        for process in processes.values():
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-        for handle in logs.values():
-            handle.close()
 
 
 def test_cli_uploads_to_live_service_and_gets_the_verdict(live_service, tmp_path):

@@ -400,4 +400,6 @@ def test_repositories_are_listed_to_those_who_may_see_them(client, repository, s
 
 def test_repositories_need_a_signed_in_user(api_client, client, evidence_token):
     assert api_client.get("/api/v1/repositories", **bearer(evidence_token)).status_code == 403
-    assert client.get("/api/v1/repositories").status_code == 403
+    anonymous = client.get("/api/v1/repositories")
+    assert anonymous.status_code == 401
+    assert anonymous["WWW-Authenticate"].startswith("Bearer")

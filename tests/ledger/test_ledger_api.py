@@ -195,4 +195,6 @@ def test_upload_tokens_cannot_list_freezes(api_client, evidence_token):
 
 def test_anonymous_cannot_list_freezes(client, db):
     RepositoryFactory()
-    assert client.get(FREEZES_URL).status_code == 403
+    response = client.get(FREEZES_URL)
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"].startswith("Bearer")

@@ -2,6 +2,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from dashboards.teams import team_create
 from ledger.models import Owner
 from ledger.owners import owner_resolve, owners_resolve
 from tests.factories import FreezeFactory, UserFactory
@@ -98,3 +99,11 @@ def test_a_lead_adds_edits_and_removes_an_owner(lead_client):
 def test_the_add_form_starts_from_the_unowned_handle(lead_client):
     response = lead_client.get(reverse("ledger:owner-create") + "?handle=team-gone")
     assert b'value="team-gone"' in response.content
+
+
+def test_a_team_member_is_a_lead_and_manages_the_directory(db):
+    member = UserFactory(username="tess")
+    team_create(name="Platform", slug="platform", members=[member])
+    client = Client()
+    client.force_login(member)
+    assert client.get(reverse("ledger:owner-list")).status_code == 200

@@ -1,0 +1,76 @@
+"""Teams (who leads which repositories) and the daily debt snapshots the charts read."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from evidence.models import Repository, TimeStamped
+
+
+class Team(TimeStamped):
+    """A group of leads owning repositories: its members see them and get their digests."""
+
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=100)
+    members = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, related_name="freezedebt_teams", blank=True
+    )
+    repositories = models.ManyToManyField(Repository, related_name="teams", blank=True)
+
+    class Meta:
+        ordering = ["slug"]
+        constraints = [
+            # Admin links and the demo name a team by its slug.
+            models.UniqueConstraint(fields=["slug"], name="team_unique_slug"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class DebtSnapshot(models.Model):
+    """The debt of one repository on one day, as ``snapshot_take`` computed it.
+
+    Charts read these rows only, never raw results: a year of 50 repositories is 18,250 rows.
+    """
+
+    repository = models.ForeignKey(
+        Repository, on_delete=models.CASCADE, related_name="debt_snapshots"
+    )
+    day = models.DateField()
+    # Freezes of the ledger current that day.
+    active = models.PositiveIntegerField(default=0)
+    expiring = models.PositiveIntegerField(default=0)
+    expired = models.PositiveIntegerField(default=0)
+    unacknowledged = models.PositiveIntegerField(default=0)
+    freeze_days = models.PositiveIntegerField(default=0)
+    # The latest ready run of the default branch created by the end of the day.
+    skipped = models.PositiveIntegerField(default=0)
+    xfail = models.PositiveIntegerField(default=0)
+    # Reports computed that day.
+    new_skips = models.PositiveIntegerField(default=0)
+    patches = models.PositiveIntegerField(default=0)
+    blocked = models.PositiveIntegerField(default=0)
+    passed = models.PositiveIntegerField(default=0)
+    median_net_delta = models.FloatField(null=True, blank=True)
+    earned = models.PositiveIntegerField(default=0)
+    borrowed = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["repository", "day"]
+        constraints = [
+            # snapshot_debt is idempotent: taking a day again updates its one row.
+            models.UniqueConstraint(fields=["repository", "day"], name="debtsnapshot_unique_day"),
+            # A report is either a pass or a block; pending ones are not counted.
+            models.CheckConstraint(
+                condition=Q(blocked__lte=models.F("patches")) & Q(passed__lte=models.F("patches")),
+                name="debtsnapshot_verdicts_within_patches",
+            ),
+        ]
+        indexes = [
+            # Overview charts read a date range across many repositories.
+            models.Index(fields=["day", "repository"], name="debtsnapshot_day_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"debt of {self.repository_id} on {self.day}"

@@ -1,0 +1,610 @@
+"""Reads behind the dashboard pages, already limited to the repositories the user may see.
+
+Every function takes the user and answers only from ``Repository.objects.visible_to(user)``
+(``repositories``, where taken, narrows that to some slugs; None or empty means all visible);
+a repository, patch or freeze outside it is Http404, never 403, so a page does not reveal that
+it exists. Debt figures and their charts come from ``DebtSnapshot`` rows only; the detail pages
+read the ledger, reports and runs of one repository. Each function runs a fixed number of
+queries whatever the number of repositories, patches or snapshots.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections import defaultdict
+from typing import Any
+
+from django.db.models import QuerySet
+from django.http import Http404
+from django.utils import timezone
+
+from dashboards.models import DebtSnapshot
+from evidence.models import Patch, Report, Repository, Run, TestName, TestResult
+from freezedebt_ci.policy import DEFAULT_SEVERITIES
+from ledger.models import Freeze, FreezeAction, FreezeEvent, Policy, PolicyChange
+from ledger.owners import owners_resolve
+
+# Freezes expiring within this many days (inclusive) count as "expiring" (section 9).
+EXPIRING_WITHIN_DAYS = 7
+# "Change over 30 days" and "blocked share of patches in the last 30 days".
+CHANGE_WINDOW_DAYS = 30
+# The repository page's trends when no range is asked for.
+DEFAULT_TREND_DAYS = 90
+RECENT_PATCHES = 50
+RECENT_RUNS_FOR_FREEZE = 20
+
+# The figures of an overview row whose 30-day change is shown.
+OVERVIEW_FIGURES = (
+    "active",
+    "expiring",
+    "expired",
+    "unacknowledged",
+    "skipped",
+    "blocked_share",
+    "freeze_days",
+    "debt",
+)
+# The columns of debt_series rows, in order (also the CSV columns).
+SERIES_FIELDS = (
+    "active",
+    "expiring",
+    "expired",
+    "unacknowledged",
+    "freeze_days",
+    "skipped",
+    "xfail",
+    "patches",
+    "blocked",
+    "passed",
+    "new_skips",
+    "median_net_delta",
+    "earned",
+    "borrowed",
+)
+
+BUCKET_LABELS = {bucket.value: bucket.label for bucket in TestResult.Bucket}
+
+
+def _visible(user, repositories: list[str] | None = None) -> QuerySet[Repository]:
+    visible = Repository.objects.visible_to(user)
+    if repositories:
+        visible = visible.filter(slug__in=repositories)
+    return visible
+
+
+def _repository(user, slug: str) -> Repository:
+    repository = _visible(user).filter(slug=slug).first()
+    if repository is None:
+        raise Http404("No such repository.")
+    return repository
+
+
+def debt_score(figures: dict[str, Any]) -> int:
+    """How much a repository owes, for sorting the overview (highest first).
+
+    Expired and unacknowledged freezes weigh most: they are promises already broken. Skips count
+    one each, and a week of frozen time counts like one skipped test.
+    """
+    return (
+        5 * figures.get("expired", 0)
+        + 3 * figures.get("unacknowledged", 0)
+        + 2 * figures.get("expiring", 0)
+        + figures.get("active", 0)
+        + figures.get("skipped", 0)
+        + figures.get("freeze_days", 0) // 7
+    )
+
+
+def _share(blocked: int, patches: int) -> float | None:
+    """Blocked share in percent, one decimal; None when there were no patches to judge."""
+    if not patches:
+        return None
+    return round(100.0 * blocked / patches, 1)
+
+
+def _figures_as_of(snapshots: list[dict[str, Any]], day: datetime.date) -> dict[str, Any] | None:
+    """The overview figures of one repository on ``day`` from its snapshot rows (sorted)."""
+    latest = None
+    patches = blocked = 0
+    window_start = day - datetime.timedelta(days=CHANGE_WINDOW_DAYS - 1)
+    for row in snapshots:
+        if row["day"] > day:
+            break
+        latest = row
+        if row["day"] >= window_start:
+            patches += row["patches"]
+            blocked += row["blocked"]
+    if latest is None:
+        return None
+    figures = {
+        name: latest[name]
+        for name in ("active", "expiring", "expired", "unacknowledged", "skipped", "freeze_days")
+    }
+    figures["xfail"] = latest["xfail"]
+    figures["patches_30d"] = patches
+    figures["blocked_30d"] = blocked
+    figures["blocked_share"] = _share(blocked, patches)
+    figures["debt"] = debt_score(figures)
+    figures["as_of"] = latest["day"]
+    return figures
+
+
+def overview_rows(
+    *,
+    user,
+    start: datetime.date,
+    end: datetime.date,
+    repositories: list[str] | None,
+) -> list[dict[str, Any]]:
+    """One row per visible repository, highest debt first, with figures as of ``end``.
+
+    Keys: ``slug``, ``name``, ``active``, ``expiring``, ``expired``, ``unacknowledged``,
+    ``skipped``, ``xfail``, ``freeze_days``, ``patches_30d``, ``blocked_30d``,
+    ``blocked_share`` (percent of the patches reported in the 30 days up to ``end``, None without
+    patches), ``debt`` (the sort key, see :func:`debt_score`), ``as_of`` (the snapshot's day,
+    None when the repository has no snapshot yet: its figures are then zero) and ``change``: for
+    each figure of ``OVERVIEW_FIGURES``, its value minus its value 30 days before ``end``
+    (None when either side is unknown). ``start`` is the page's range and does not change the
+    figures; it is taken so that every selector of a page has the same arguments.
+    """
+    del start  # the figures are "now" (= end) and "30 days before"
+    visible = list(_visible(user, repositories).order_by("slug").values("pk", "slug", "name"))
+    before = end - datetime.timedelta(days=CHANGE_WINDOW_DAYS)
+    # Enough history for the earlier side's own 30-day blocked share.
+    since = before - datetime.timedelta(days=CHANGE_WINDOW_DAYS - 1)
+    by_repository: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    rows = (
+        DebtSnapshot.objects.filter(
+            repository__in=[r["pk"] for r in visible], day__gte=since, day__lte=end
+        )
+        .order_by("repository_id", "day")
+        .values()
+    )
+    for row in rows:
+        by_repository[row["repository_id"]].append(row)
+    # A repository whose last snapshot is older than the window still has figures.
+    missing = [r["pk"] for r in visible if not by_repository.get(r["pk"])]
+    if missing:
+        older = (
+            DebtSnapshot.objects.filter(repository__in=missing, day__lt=since)
+            .order_by("repository_id", "-day")
+            .values()
+        )
+        seen: set[int] = set()
+        for row in older:
+            if row["repository_id"] not in seen:
+                seen.add(row["repository_id"])
+                by_repository[row["repository_id"]].append(row)
+
+    result = []
+    zero = dict.fromkeys(
+        ("active", "expiring", "expired", "unacknowledged", "skipped", "xfail", "freeze_days"), 0
+    )
+    for repository in visible:
+        snapshots = by_repository.get(repository["pk"], [])
+        now = _figures_as_of(snapshots, end)
+        then = _figures_as_of(snapshots, before)
+        figures = now or {
+            **zero,
+            "patches_30d": 0,
+            "blocked_30d": 0,
+            "blocked_share": None,
+            "debt": 0,
+            "as_of": None,
+        }
+        change: dict[str, float | int | None] = {}
+        for name in OVERVIEW_FIGURES:
+            # Unknown rather than zero when one side is missing, or both are the same old row.
+            unknown = now is None or then is None or now["as_of"] == then["as_of"]
+            if unknown or now[name] is None or then[name] is None:
+                change[name] = None
+            else:
+                delta = now[name] - then[name]
+                change[name] = round(delta, 1) if isinstance(delta, float) else delta
+        result.append(
+            {"slug": repository["slug"], "name": repository["name"], **figures, "change": change}
+        )
+    result.sort(key=lambda row: (-row["debt"], row["slug"]))
+    return result
+
+
+def debt_series(
+    *,
+    user,
+    start: datetime.date,
+    end: datetime.date,
+    repositories: list[str] | None,
+) -> list[dict[str, Any]]:
+    """The snapshots of the visible repositories between ``start`` and ``end`` (inclusive).
+
+    Rows sorted by date then repository slug, each with ``date``, ``repository`` (the slug) and
+    the figures of ``SERIES_FIELDS``, straight from the snapshots. Days without a snapshot are
+    absent, not zero.
+    """
+    rows = (
+        DebtSnapshot.objects.filter(
+            repository__in=_visible(user, repositories), day__gte=start, day__lte=end
+        )
+        .order_by("day", "repository__slug")
+        .values("day", "repository__slug", *SERIES_FIELDS)
+    )
+    return [
+        {
+            "date": row["day"],
+            "repository": row["repository__slug"],
+            **{name: row[name] for name in SERIES_FIELDS},
+        }
+        for row in rows
+    ]
+
+
+def week_start(day: datetime.date) -> datetime.date:
+    """The Monday of ``day``'s ISO week."""
+    return day - datetime.timedelta(days=day.weekday())
+
+
+def weekly_from_series(series: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``blocked_share_weekly`` rows from ``debt_series`` rows already read (no query)."""
+    totals: dict[tuple[datetime.date, str], list[int]] = {}
+    for row in series:
+        key = (week_start(row["date"]), row["repository"])
+        counts = totals.setdefault(key, [0, 0])
+        counts[0] += row["patches"]
+        counts[1] += row["blocked"]
+    return [
+        {
+            "week": week,
+            "repository": slug,
+            "patches": patches,
+            "blocked": blocked,
+            "share": _share(blocked, patches),
+        }
+        for (week, slug), (patches, blocked) in sorted(totals.items())
+    ]
+
+
+def blocked_share_weekly(
+    *,
+    user,
+    start: datetime.date,
+    end: datetime.date,
+    repositories: list[str] | None,
+) -> list[dict[str, Any]]:
+    """Patches reported and blocked per ISO week and repository, from the snapshots.
+
+    Rows sorted by week then repository: ``week`` (its Monday), ``repository``, ``patches``,
+    ``blocked``, ``share`` (percent, None for a week without patches). Weeks cut by the range
+    count only the days inside it. A page that has read ``debt_series`` already gets the same
+    rows from :func:`weekly_from_series` without a second query.
+    """
+    return weekly_from_series(
+        debt_series(user=user, start=start, end=end, repositories=repositories)
+    )
+
+
+# --- detail pages --------------------------------------------------------------------------
+
+
+def freeze_status(expires: datetime.date | None, today: datetime.date) -> str:
+    """``active``, ``expiring`` (within 7 days), ``expired``, or ``invalid`` (no expiry)."""
+    if expires is None:
+        return "invalid"
+    if expires < today:
+        return "expired"
+    if (expires - today).days <= EXPIRING_WITHIN_DAYS:
+        return "expiring"
+    return "active"
+
+
+def _latest_actions(freezes: list[Freeze]) -> dict[int, FreezeAction]:
+    """The latest action on the current version of each freeze (one query)."""
+    versions = {freeze.pk: freeze.version for freeze in freezes}
+    latest: dict[int, FreezeAction] = {}
+    for action in FreezeAction.objects.filter(freeze_id__in=versions).order_by("created_at", "pk"):
+        if versions[action.freeze_id] == action.freeze_version:
+            latest[action.freeze_id] = action
+    return latest
+
+
+def _freeze_row(
+    freeze: Freeze, *, today: datetime.date, owners: dict, action: FreezeAction | None
+) -> dict[str, Any]:
+    owner = owners.get(freeze.owner)
+    days_left = (freeze.expires - today).days if freeze.expires is not None else None
+    return {
+        "freeze": freeze,
+        "id": freeze.pk,
+        "freeze_id": freeze.freeze_id,
+        "test": freeze.nodeid,
+        "covers": list(freeze.covers),
+        "owner": freeze.owner,
+        "owner_name": owner.name if owner else None,
+        "owner_email": owner.email if owner else None,
+        "opened": freeze.opened,
+        "expires": freeze.expires,
+        "days_left": days_left,
+        "status": freeze_status(freeze.expires, today),
+        "reason": freeze.reason,
+        "renewals": freeze.renewals,
+        "version": freeze.version,
+        "acknowledged": action is not None,
+        "latest_action": action,
+    }
+
+
+def _policy(repository: Repository) -> dict[str, Any]:
+    policy = Policy.objects.filter(repository=repository).first()
+    settings_ = (policy or Policy(repository=repository)).snapshot()
+    severities = {**DEFAULT_SEVERITIES, **settings_["severities"]}
+    return {
+        "stored": policy is not None,
+        "severities": dict(sorted(severities.items())),
+        "max_freeze_days": settings_["max_freeze_days"],
+        "fixture_paths": settings_["fixture_paths"],
+        "ledger_path": settings_["ledger_path"],
+        "changes": list(
+            PolicyChange.objects.filter(repository=repository)
+            .select_related("changed_by")
+            .order_by("-created_at", "-pk")[:20]
+        ),
+    }
+
+
+def repository_detail(
+    *,
+    user,
+    slug: str,
+    start: datetime.date | None = None,
+    end: datetime.date | None = None,
+    today: datetime.date | None = None,
+) -> dict[str, Any]:
+    """Everything the repository page shows; Http404 when the user may not see it.
+
+    Keys: ``repository``; ``series`` (debt_series rows of this repository, ``start``..``end``,
+    by default the last 90 days); ``weekly`` (blocked_share_weekly rows); ``freezes`` (current
+    ledger, soonest expiry first: ``freeze_id``, ``test``, ``owner``/``owner_name``/
+    ``owner_email``, ``status`` active/expiring/expired/invalid, ``days_left``, ``acknowledged``
+    and ``latest_action`` on the current version); ``counts`` (freezes per status, where
+    ``active`` includes the expiring ones as in the snapshots, and ``unacknowledged``);
+    ``history`` (ledger events newest first: ``kind``, ``freeze_id``, ``silent``, ``chain``,
+    ``created_at``, ``sha``, ``before``, ``after``); ``silent_renewals``; ``chains`` (freeze id
+    to renewals in its current chain, only those renewed); ``patches`` (the 50 latest with
+    ``verdict``, ``status`` and problem ``codes``); ``policy`` (effective severities, limits,
+    paths and the last 20 audited changes).
+    """
+    repository = _repository(user, slug)
+    today = today or timezone.localdate()
+    end = end or today
+    start = start or end - datetime.timedelta(days=DEFAULT_TREND_DAYS - 1)
+
+    freezes = list(
+        Freeze.objects.current().filter(repository=repository).order_by("expires", "freeze_id")
+    )
+    owners = owners_resolve(freeze.owner for freeze in freezes)
+    actions = _latest_actions(freezes)
+    rows = [
+        _freeze_row(freeze, today=today, owners=owners, action=actions.get(freeze.pk))
+        for freeze in freezes
+    ]
+    # As in the snapshots: "active" is every freeze in force, the expiring ones included.
+    counts = dict.fromkeys(("active", "expiring", "expired", "invalid"), 0)
+    for row in rows:
+        counts[row["status"]] += 1
+    counts["active"] += counts["expiring"]
+    counts["unacknowledged"] = sum(
+        1
+        for row in rows
+        if row["status"] in ("active", "expiring", "expired") and not row["acknowledged"]
+    )
+
+    events = (
+        FreezeEvent.objects.filter(repository=repository)
+        .select_related("freeze", "ledger_version")
+        .order_by("-created_at", "-pk")[:200]
+    )
+    history = [
+        {
+            "kind": event.kind,
+            "freeze_id": event.freeze.freeze_id,
+            "freeze_pk": event.freeze_id,
+            "silent": event.silent,
+            "chain": event.chain,
+            "created_at": event.created_at,
+            "sha": event.ledger_version.sha,
+            "before": event.before,
+            "after": event.after,
+        }
+        for event in events
+    ]
+
+    patches = []
+    recent = (
+        Patch.objects.filter(repository=repository)
+        .select_related("report")
+        .order_by("-created_at", "-pk")[:RECENT_PATCHES]
+    )
+    for patch in recent:
+        report = getattr(patch, "report", None)
+        body = report.body if report is not None and isinstance(report.body, dict) else {}
+        patches.append(
+            {
+                "patch": patch,
+                "id": patch.pk,
+                "ref": patch.ref,
+                "title": patch.title,
+                "author": patch.author,
+                "created_at": patch.created_at,
+                "status": report.status if report else Report.Status.PENDING,
+                "verdict": report.verdict if report else Report.Verdict.PENDING,
+                "codes": sorted({p.get("code", "") for p in body.get("problems", [])}),
+            }
+        )
+
+    series = [
+        row
+        for row in debt_series(user=user, start=start, end=end, repositories=[repository.slug])
+        if row["repository"] == repository.slug
+    ]
+    return {
+        "repository": repository,
+        "start": start,
+        "end": end,
+        "series": series,
+        "weekly": weekly_from_series(series),
+        "freezes": rows,
+        "counts": counts,
+        "history": history,
+        "silent_renewals": sum(1 for event in history if event["silent"]),
+        "chains": {f.freeze_id: f.renewals for f in freezes if f.renewals},
+        "patches": patches,
+        "policy": _policy(repository),
+    }
+
+
+def _run_for(repository: Repository, sha: str, label: str) -> Run | None:
+    return (
+        Run.objects.defer("raw")
+        .filter(repository=repository, sha=sha, label=label)
+        .order_by("-attempt")
+        .first()
+    )
+
+
+DRIFT_KEYS = ("image_digest", "lockfile_sha256", "python")
+
+
+def patch_detail(*, user, repository_slug: str, patch_id: int) -> dict[str, Any]:
+    """The patch page: its fields, report and runs; Http404 when not visible or not found.
+
+    Keys: ``repository``, ``patch``, ``report`` (the §5.8 body; a pending placeholder when
+    none), ``status``, ``verdict``, ``problems`` (blocking first), ``figures``, ``new_skips``,
+    ``lost``, ``new_xfails``, ``retired_skips``, ``frozen_surface_hits``, ``per_file`` (rows
+    with ``swap`` true when the file both lost tests and gained others: cheap for expensive),
+    ``earned``, ``borrowed``, ``drift`` (``key``, ``base``, ``head`` for each meta key that
+    differs), ``base_run``/``head_run`` (their ids, None when missing), ``analysis``.
+    """
+    repository = _repository(user, repository_slug)
+    patch = (
+        Patch.objects.filter(repository=repository, pk=patch_id).select_related("report").first()
+    )
+    if patch is None:
+        raise Http404("No such patch.")
+    report = getattr(patch, "report", None)
+    body: dict[str, Any] = report.body if report is not None and report.body else {}
+    base_run = _run_for(repository, patch.base_sha, patch.label)
+    head_run = _run_for(repository, patch.head_sha, patch.label)
+
+    drift = []
+    if base_run is not None and head_run is not None:
+        base_meta = base_run.meta if isinstance(base_run.meta, dict) else {}
+        head_meta = head_run.meta if isinstance(head_run.meta, dict) else {}
+        for key in DRIFT_KEYS:
+            if base_meta.get(key) != head_meta.get(key):
+                drift.append({"key": key, "base": base_meta.get(key), "head": head_meta.get(key)})
+
+    per_file = []
+    for row in body.get("per_file", []):
+        gained = row.get("head_passed", 0) - row.get("base_passed", 0) + row.get("lost", 0)
+        per_file.append({**row, "swap": row.get("lost", 0) > 0 and gained > 0})
+
+    problems = sorted(
+        body.get("problems", []),
+        key=lambda p: (p.get("severity") != "block", p.get("code", "")),
+    )
+    figures = body.get("figures", {})
+    return {
+        "repository": repository,
+        "patch": patch,
+        "report": body,
+        "status": report.status if report else Report.Status.PENDING,
+        "verdict": report.verdict if report else Report.Verdict.PENDING,
+        "computed_at": report.computed_at if report else None,
+        "problems": problems,
+        "figures": figures,
+        "new_skips": body.get("new_skips", []),
+        "retired_skips": body.get("retired_skips", []),
+        "lost": body.get("lost", []),
+        "new_xfails": body.get("new_xfails", []),
+        "frozen_surface_hits": body.get("frozen_surface_hits", []),
+        "per_file": per_file,
+        "earned": figures.get("earned"),
+        "borrowed": figures.get("borrowed"),
+        "drift": drift,
+        "base_run": base_run.pk if base_run else None,
+        "head_run": head_run.pk if head_run else None,
+        "analysis": patch.analysis,
+    }
+
+
+def freeze_detail(*, user, repository_slug: str, freeze_id: str) -> dict[str, Any]:
+    """The freeze page; Http404 when not visible or not found. ``freeze_id`` is the ledger id.
+
+    Keys: ``repository``, ``freeze`` (the model), ``row`` (as in repository_detail's freezes),
+    ``covers`` (the blast radius), ``events`` (oldest first: ``kind``, ``silent``, ``chain``,
+    ``sha``, ``created_at``, ``before``, ``after``), ``actions`` (newest first, every version),
+    ``outcomes`` (the repository's last 20 runs, newest first: ``run``, ``sha``, ``branch``,
+    ``created_at``, ``outcome`` passed/failed/skipped/xfail or ``not run``).
+    """
+    repository = _repository(user, repository_slug)
+    freeze = Freeze.objects.filter(repository=repository, freeze_id=freeze_id).first()
+    if freeze is None:
+        raise Http404("No such freeze.")
+    today = timezone.localdate()
+    owners = owners_resolve([freeze.owner])
+    actions = list(FreezeAction.objects.filter(freeze=freeze).order_by("-created_at", "-pk"))
+    current_action = next((a for a in actions if a.freeze_version == freeze.version), None)
+    events = [
+        {
+            "kind": event.kind,
+            "silent": event.silent,
+            "chain": event.chain,
+            "sha": event.ledger_version.sha,
+            "created_at": event.created_at,
+            "before": event.before,
+            "after": event.after,
+        }
+        for event in FreezeEvent.objects.filter(freeze=freeze)
+        .select_related("ledger_version")
+        .order_by("created_at", "pk")
+    ]
+    runs = list(
+        Run.objects.filter(repository=repository, status=Run.Status.READY)
+        .order_by("-created_at", "-pk")
+        .only("pk", "sha", "branch", "label", "created_at")[:RECENT_RUNS_FOR_FREEZE]
+    )
+    name = TestName.objects.filter(
+        repository=repository, nodeid_sha256=TestName.digest(freeze.nodeid)
+    ).first()
+    buckets: dict[int, int] = {}
+    if name is not None and runs:
+        buckets = dict(
+            TestResult.objects.filter(test=name, run_id__in=[run.pk for run in runs]).values_list(
+                "run_id", "bucket"
+            )
+        )
+    outcomes = [
+        {
+            "run": run.pk,
+            "sha": run.sha,
+            "branch": run.branch,
+            "label": run.label,
+            "created_at": run.created_at,
+            "outcome": BUCKET_LABELS.get(buckets.get(run.pk, 0), "not run"),
+        }
+        for run in runs
+    ]
+    return {
+        "repository": repository,
+        "freeze": freeze,
+        "row": _freeze_row(
+            freeze,
+            today=today,
+            owners=owners,
+            action=current_action,
+        )
+        | {"current": freeze.current},
+        "covers": list(freeze.covers),
+        "events": events,
+        "actions": actions,
+        "outcomes": outcomes,
+    }
