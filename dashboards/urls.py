@@ -6,4 +6,10 @@ app_name = "dashboards"
 
 urlpatterns = [
     path("", views.index, name="index"),
+    path("export/<slug:name>.csv", views.export, name="export"),
+    path("r/<str:slug>/", views.repository, name="repository"),
+    path("r/<str:slug>/policy/", views.policy_edit, name="policy-edit"),
+    path("r/<str:slug>/export/<slug:name>.csv", views.repository_export, name="repository-export"),
+    path("r/<str:slug>/patches/<int:patch_id>/", views.patch, name="patch"),
+    path("r/<str:slug>/freezes/<str:freeze_id>/", views.freeze, name="freeze"),
 ]

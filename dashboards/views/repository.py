@@ -1,0 +1,249 @@
+"""A repository's page: trends, ledger, history, patches, and its policy form."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods
+
+from dashboards import charts, exports, selectors
+from dashboards.views.common import Filters, chart_panel, weekly_from_series
+from evidence.models import Repository
+from freezedebt_ci.policy import DEFAULT_SEVERITIES, SEVERITIES
+from ledger.models import Policy
+from ledger.services import policy_update
+
+SEVERITY_DEFAULT = ""
+# Ledger events on the repository page; each freeze's page has its whole history.
+HISTORY_ROWS = 60
+
+
+class PolicyForm(forms.Form):
+    """A repository's policy as a lead edits it; saved only through ``policy_update``."""
+
+    max_freeze_days = forms.IntegerField(
+        label="Longest freeze (days)",
+        min_value=1,
+        max_value=365,
+        help_text="A freeze whose expiry lies further after its opening is an invalid-freeze.",
+    )
+    fixture_paths = forms.CharField(
+        label="Fixture paths",
+        widget=forms.Textarea(attrs={"rows": 4, "cols": 50}),
+        required=False,
+        help_text="One pattern a line: an exact path, dir/** or **/name.",
+    )
+    ledger_path = forms.CharField(
+        label="Ledger file",
+        max_length=500,
+        help_text="A patch that changes it gets a ledger-in-patch problem.",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for code in sorted(DEFAULT_SEVERITIES):
+            default = DEFAULT_SEVERITIES[code]
+            self.fields[f"severity_{code}"] = forms.ChoiceField(
+                label=code,
+                required=False,
+                choices=[(SEVERITY_DEFAULT, f"default ({default})")]
+                + [(severity, severity) for severity in SEVERITIES],
+            )
+
+    @classmethod
+    def initial_from(cls, policy: dict[str, Any], overrides: dict[str, str]) -> dict[str, Any]:
+        initial: dict[str, Any] = {
+            "max_freeze_days": policy["max_freeze_days"],
+            "fixture_paths": "\n".join(policy["fixture_paths"]),
+            "ledger_path": policy["ledger_path"],
+        }
+        for code in DEFAULT_SEVERITIES:
+            initial[f"severity_{code}"] = overrides.get(code, SEVERITY_DEFAULT)
+        return initial
+
+    def severity_rows(self) -> list[dict[str, Any]]:
+        """The severity selects as plain data: the template writes them out itself, because
+        Django's widget templates took a sixth of the repository page's time for sixteen."""
+        rows = []
+        for name, field in self.fields.items():
+            if not name.startswith("severity_"):
+                continue
+            bound = self[name]
+            value = bound.value() or SEVERITY_DEFAULT
+            rows.append(
+                {
+                    "name": bound.html_name,
+                    "id": bound.auto_id,
+                    "label": field.label,
+                    "options": [(v, text, v == value) for v, text in field.choices],
+                    "errors": bound.errors,
+                }
+            )
+        return rows
+
+    def changes(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {
+            "severities": {
+                code: data[f"severity_{code}"]
+                for code in sorted(DEFAULT_SEVERITIES)
+                if data.get(f"severity_{code}")
+            },
+            "max_freeze_days": data["max_freeze_days"],
+            "fixture_paths": [
+                line.strip() for line in data["fixture_paths"].splitlines() if line.strip()
+            ],
+            "ledger_path": data["ledger_path"].strip(),
+        }
+
+
+def _overrides(repository: Repository) -> dict[str, str]:
+    """The severities set for this repository (the form shows the rest as "default")."""
+    policy = Policy.objects.filter(repository=repository).only("severities").first()
+    return dict(policy.severities) if policy else {}
+
+
+def _repository_page(
+    request: HttpRequest, slug: str, *, form: PolicyForm | None = None, status: int = 200
+) -> HttpResponse:
+    filters = Filters(request.GET, today=timezone.localdate())
+    detail = selectors.repository_detail(
+        user=request.user, slug=slug, start=filters.start, end=filters.end
+    )
+    repository = detail["repository"]
+    if form is None:
+        form = PolicyForm(initial=PolicyForm.initial_from(detail["policy"], _overrides(repository)))
+    series, weekly = detail["series"], detail["weekly"]
+    query = filters.query(repositories=False)
+
+    def csv(name: str) -> str:
+        return f"{reverse('dashboards:repository-export', args=[slug, name])}?{query}"
+
+    chart_list = [
+        chart_panel(
+            "trend",
+            charts.repository_trend_chart(series),
+            charts.repository_trend_table(series),
+            columns=charts.REPOSITORY_TREND_FIELDS,
+            csv=csv("trend"),
+        ),
+        chart_panel(
+            "patch-outcomes",
+            charts.patch_outcomes_chart(series),
+            charts.patch_outcomes_table(series),
+            columns=("patches", "passed", "blocked", "earned", "borrowed"),
+            csv=csv("patch-outcomes"),
+        ),
+        chart_panel(
+            "blocked-share",
+            charts.blocked_share_chart(weekly),
+            charts.blocked_share_table(weekly),
+            columns=("patches", "blocked", "share"),
+            csv=csv("blocked-share"),
+            by_week=True,
+        ),
+    ]
+    context = {
+        **detail,
+        "history": detail["history"][:HISTORY_ROWS],
+        "history_total": len(detail["history"]),
+        "filters": filters,
+        "charts": chart_list,
+        "form": form,
+        "labels": charts.SERIES_LABELS,
+        "verdict_counts": _verdict_counts(detail["patches"]),
+        "policy_changes": [_policy_change(change) for change in detail["policy"]["changes"]],
+    }
+    return render(request, "dashboards/repository.html", context, status=status)
+
+
+def _policy_change(change: Any) -> dict[str, Any]:
+    """An audit row as "who, when, what changed from what to what"."""
+    before, after = change.before or {}, change.after or {}
+    fields = []
+    for key in sorted(set(before) | set(after)):
+        if before.get(key) == after.get(key):
+            continue
+        if key == "severities":
+            old, new = before.get(key) or {}, after.get(key) or {}
+            for code in sorted(set(old) | set(new)):
+                if old.get(code) != new.get(code):
+                    fields.append((code, old.get(code, "default"), new.get(code, "default")))
+        else:
+            fields.append((key, before.get(key), after.get(key)))
+    return {"at": change.created_at, "by": change.changed_by, "fields": fields}
+
+
+def _verdict_counts(patches: list[dict[str, Any]]) -> dict[str, int]:
+    counts = {"pass": 0, "block": 0, "pending": 0}
+    for patch in patches:
+        counts[patch["verdict"]] = counts.get(patch["verdict"], 0) + 1
+    return counts
+
+
+@require_GET
+@login_required
+def repository(request: HttpRequest, slug: str) -> HttpResponse:
+    return _repository_page(request, slug)
+
+
+REPOSITORY_EXPORTS: dict[str, Callable[[dict[str, Any]], HttpResponse]] = {
+    "trend": lambda d: exports.repository_trend_csv(d["series"], f"{d['slug']}-trend.csv"),
+    "patch-outcomes": lambda d: exports.csv_response(
+        charts.patch_outcomes_table(d["series"]),
+        ["date", "patches", "passed", "blocked", "earned", "borrowed"],
+        f"{d['slug']}-patch-outcomes.csv",
+    ),
+    "blocked-share": lambda d: exports.blocked_share_csv(
+        d["weekly"], f"{d['slug']}-blocked-share.csv"
+    ),
+    "debt-series": lambda d: exports.series_csv(d["series"], f"{d['slug']}-debt-series.csv"),
+}
+
+
+@require_GET
+@login_required
+def repository_export(request: HttpRequest, slug: str, name: str) -> HttpResponse:
+    if name not in REPOSITORY_EXPORTS:
+        raise Http404("No such export.")
+    if not Repository.objects.visible_to(request.user).filter(slug=slug).exists():
+        raise Http404("No such repository.")
+    filters = Filters(request.GET, today=timezone.localdate())
+    series = selectors.debt_series(
+        user=request.user, start=filters.start, end=filters.end, repositories=[slug]
+    )
+    data = {"slug": slug, "series": series, "weekly": weekly_from_series(series)}
+    return REPOSITORY_EXPORTS[name](data)
+
+
+@require_http_methods(["POST"])
+@login_required
+def policy_edit(request: HttpRequest, slug: str) -> HttpResponse:
+    """Leads of the repository (and staff) change its policy; every change is audited."""
+    repository = Repository.objects.visible_to(request.user).filter(slug=slug).first()
+    if repository is None:
+        raise Http404("No such repository.")
+    form = PolicyForm(request.POST)
+    if form.is_valid():
+        try:
+            policy_update(repository=repository, user=request.user, **form.changes())
+        except ValidationError as error:
+            for field, problems in error.message_dict.items():
+                target = (
+                    field if field in ("max_freeze_days", "fixture_paths", "ledger_path") else None
+                )
+                for problem in problems:
+                    form.add_error(target, problem)
+        else:
+            messages.success(request, "Policy saved. Reports computed from now on use it.")
+            return redirect(reverse("dashboards:repository", args=[slug]) + "#policy")
+    return _repository_page(request, slug, form=form, status=400)
