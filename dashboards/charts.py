@@ -27,7 +27,7 @@ SERIES_COLOURS: dict[str, str] = {
     "unacknowledged": "#CC79A7",
     "freeze_days": "#56B4E9",
     "skipped": "#009E73",
-    "xfail": "#F0E442",
+    "xfail": "#B8A000",  # a darker yellow: the pure one fades on white
     "new_skips": "#999999",
     "patches": "#56B4E9",
     "blocked": "#D55E00",

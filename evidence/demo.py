@@ -608,9 +608,10 @@ def _acknowledge_some(repository: Repository, rng: random.Random, today: dt.date
 
 def _history(
     repository: Repository, today: dt.date, base: Suite, entries: list[LedgerEntry], *, days: int
-) -> None:
+) -> set[str]:
     """Ledger versions, default-branch runs and patches from 90 days ago up to the day before
-    yesterday (yesterday's ledger and base run are today's scenarios' own)."""
+    yesterday (yesterday's ledger and base run are today's scenarios' own). Returns the skips
+    the default branch carries at the end, so today's base run continues the same story."""
     rng = _RNG(f"{repository.slug}-history")
     first = today - dt.timedelta(days=days - 1)
     change_days = {first}
@@ -658,6 +659,7 @@ def _history(
                 base=base_suite,
                 frozen_covers=[e.cover for e in active_entries],
             )
+    return extra_skips
 
 
 def _load_repository(
@@ -679,7 +681,7 @@ def _load_repository(
     current = _current_entries(slug, today, clean=clean)
     history = _history_entries(slug, today, _RNG(f"{slug}-ledger"), days=days)
     entries = history + current
-    _history(repository, today, base, entries, days=days)
+    inherited_skips = _history(repository, today, base, entries, days=days)
     yesterday = today - dt.timedelta(days=1)
     # Today's ledger: FRZ-021 renewed silently at the base commit.
     _sync(repository, first_sha, _ledger(slug, today, renewed=False), _moment(yesterday, 7))
@@ -694,7 +696,7 @@ def _load_repository(
         for line in _ledger(slug, today, renewed=True).splitlines()
         if line.startswith("test = ")
     ]
-    for nodeid in frozen_tests[:2]:  # the active freezes skip their tests
+    for nodeid in [*frozen_tests[:2], *sorted(inherited_skips)]:  # freezes and old skips
         base.outcomes[nodeid] = "skipped"
     _ingest(repository, base_sha, base, branch="main", at=_moment(yesterday, 9))
     for scenario in _scenarios(slug, base, rng):
