@@ -11,7 +11,14 @@ concurrent clients (threads with urllib and the session cookie), N rounds per cl
 p50/p95 per page (target p95 <= 150 ms) and the queries each page ran (from the same pages
 rendered in-process). The overview is cached for a few minutes per set of repositories and
 filters, so it is measured twice: at fixed URLs (mostly cache hits, what a team sees) and with
-another year-long range on every request (never cached).
+another year-long range on every request (never cached). Its charts' numbers are summed by the
+database (one row per day or week), so an uncached overview no longer costs repositories x
+days in Python. The read API's debt series (GET /api/v1/debt, a year of one repository) is
+measured with the same session.
+
+The target assumes a server with more cores than clients' worth of work in flight: on a
+two-CPU machine, 10 concurrent clients queue behind each other, and a page's p50 there is
+several times what it costs alone.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/freezedebt \\
         .venv/bin/python bench/bench_pages.py [--rounds 20] [--clients 10] [--workers N]
@@ -423,6 +430,11 @@ def page_urls(targets: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         end = targets["today"] - datetime.timedelta(days=rng.randrange(365))
         return f"/?start={(end - datetime.timedelta(days=364)).isoformat()}&end={end.isoformat()}"
 
+    def api_debt() -> str:
+        # The read API's debt series: a year of one repository, on one page of 200 rows.
+        slug = rng.choice(targets["slugs"])
+        return f"/api/v1/debt?repository={slug}&start={year_ago}&page_size=200"
+
     return {
         "overview (90 days)": lambda: "/",
         "overview (365 days)": lambda: f"/?start={year_ago}",
@@ -431,6 +443,7 @@ def page_urls(targets: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         "patch report": lambda: "/r/{}/patches/{}/".format(*rng.choice(targets["patches"])),
         "freeze": lambda: "/r/{}/freezes/{}/".format(*rng.choice(targets["freezes"])),
         "chart CSV (365 days)": lambda: f"/export/freeze-debt.csv?start={year_ago}",
+        "API debt (365 days)": api_debt,
     }
 
 

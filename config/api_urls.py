@@ -12,4 +12,5 @@ urlpatterns = [
     path("docs/", api_docs, name="docs"),
     path("", include("evidence.api_urls")),
     path("", include("ledger.api_urls")),
+    path("", include("dashboards.api_urls")),
 ]

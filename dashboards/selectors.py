@@ -14,7 +14,8 @@ import datetime
 from collections import defaultdict
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import QuerySet, Sum
+from django.db.models.functions import TruncWeek
 from django.http import Http404
 from django.utils import timezone
 
@@ -70,6 +71,11 @@ def _visible(user, repositories: list[str] | None = None) -> QuerySet[Repository
     if repositories:
         visible = visible.filter(slug__in=repositories)
     return visible
+
+
+def repository_visible(user, slug: str) -> Repository:
+    """The repository named ``slug`` if the user may see it; Http404 otherwise."""
+    return _repository(user, slug)
 
 
 def _repository(user, slug: str) -> Repository:
@@ -208,6 +214,34 @@ def overview_rows(
     return result
 
 
+def debt_snapshots(
+    *,
+    user,
+    start: datetime.date,
+    end: datetime.date,
+    repositories: list[str] | None,
+) -> QuerySet:
+    """The snapshot rows of :func:`debt_series` as a query not yet run (for paging): dicts
+    with ``day``, ``repository__slug`` and the figures of ``SERIES_FIELDS``, sorted by day then
+    repository slug (a total order: one snapshot per repository and day)."""
+    return (
+        DebtSnapshot.objects.filter(
+            repository__in=_visible(user, repositories), day__gte=start, day__lte=end
+        )
+        .order_by("day", "repository__slug")
+        .values("day", "repository__slug", *SERIES_FIELDS)
+    )
+
+
+def series_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A row of :func:`debt_snapshots` as a ``debt_series`` row."""
+    return {
+        "date": row["day"],
+        "repository": row["repository__slug"],
+        **{name: row[name] for name in SERIES_FIELDS},
+    }
+
+
 def debt_series(
     *,
     user,
@@ -219,23 +253,62 @@ def debt_series(
 
     Rows sorted by date then repository slug, each with ``date``, ``repository`` (the slug) and
     the figures of ``SERIES_FIELDS``, straight from the snapshots. Days without a snapshot are
-    absent, not zero.
+    absent, not zero. A page that draws sums across repositories reads :func:`debt_totals`
+    instead: this is one row per repository and day.
     """
-    rows = (
-        DebtSnapshot.objects.filter(
-            repository__in=_visible(user, repositories), day__gte=start, day__lte=end
-        )
-        .order_by("day", "repository__slug")
-        .values("day", "repository__slug", *SERIES_FIELDS)
+    rows = debt_snapshots(user=user, start=start, end=end, repositories=repositories)
+    return [series_row(row) for row in rows]
+
+
+# The figures of debt_series that add up across repositories (a median does not).
+TOTAL_FIELDS = tuple(name for name in SERIES_FIELDS if name != "median_net_delta")
+
+
+def debt_totals(
+    *,
+    user,
+    start: datetime.date,
+    end: datetime.date,
+    repositories: list[str] | None,
+) -> dict[str, list[dict[str, Any]]]:
+    """The overview charts' numbers, summed by the database across the visible repositories.
+
+    ``daily``: one row per day with a snapshot, sorted, with ``date`` and the sum of each figure
+    of ``TOTAL_FIELDS`` (what ``charts.daily_totals`` makes of :func:`debt_series`). ``weekly``:
+    one row per ISO week, sorted, with ``week`` (its Monday), ``patches``, ``blocked`` and
+    ``share`` (percent, None without patches; what ``charts.blocked_share_table`` makes of
+    :func:`blocked_share_weekly`). Weeks cut by the range count only the days inside it. Two
+    queries, and rows per day or week rather than per repository and day.
+    """
+    snapshots = DebtSnapshot.objects.filter(
+        repository__in=_visible(user, repositories), day__gte=start, day__lte=end
     )
-    return [
-        {
-            "date": row["day"],
-            "repository": row["repository__slug"],
-            **{name: row[name] for name in SERIES_FIELDS},
-        }
-        for row in rows
-    ]
+    daily = (
+        snapshots.values("day")
+        .annotate(**{f"total_{name}": Sum(name) for name in TOTAL_FIELDS})
+        .order_by("day")
+    )
+    weekly = (
+        snapshots.annotate(week=TruncWeek("day"))
+        .values("week")
+        .annotate(total_patches=Sum("patches"), total_blocked=Sum("blocked"))
+        .order_by("week")
+    )
+    return {
+        "daily": [
+            {"date": row["day"], **{name: row[f"total_{name}"] for name in TOTAL_FIELDS}}
+            for row in daily
+        ],
+        "weekly": [
+            {
+                "week": row["week"],
+                "patches": row["total_patches"],
+                "blocked": row["total_blocked"],
+                "share": _share(row["total_blocked"], row["total_patches"]),
+            }
+            for row in weekly
+        ],
+    }
 
 
 def week_start(day: datetime.date) -> datetime.date:
@@ -339,6 +412,8 @@ def _policy(repository: Repository) -> dict[str, Any]:
     return {
         "stored": policy is not None,
         "severities": dict(sorted(severities.items())),
+        # The severities set for this repository (the form shows the rest as "default").
+        "overrides": dict(policy.severities) if policy else {},
         "max_freeze_days": settings_["max_freeze_days"],
         "fixture_paths": settings_["fixture_paths"],
         "ledger_path": settings_["ledger_path"],
@@ -370,7 +445,8 @@ def repository_detail(
     ``created_at``, ``sha``, ``before``, ``after``); ``silent_renewals``; ``chains`` (freeze id
     to renewals in its current chain, only those renewed); ``patches`` (the 50 latest with
     ``verdict``, ``status`` and problem ``codes``); ``policy`` (effective severities, limits,
-    paths and the last 20 audited changes).
+    paths, ``overrides``: the severities stored for this repository, and the last 20 audited
+    changes). The snapshots are read once, for ``series``; ``weekly`` is derived from it.
     """
     repository = _repository(user, slug)
     today = today or timezone.localdate()
@@ -440,10 +516,15 @@ def repository_detail(
             }
         )
 
+    # The repository is known to be visible: its snapshots, once, without the visibility join.
+    snapshots = (
+        DebtSnapshot.objects.filter(repository=repository, day__gte=start, day__lte=end)
+        .order_by("day")
+        .values("day", *SERIES_FIELDS)
+    )
     series = [
-        row
-        for row in debt_series(user=user, start=start, end=end, repositories=[repository.slug])
-        if row["repository"] == repository.slug
+        {"date": row["day"], "repository": repository.slug, **{n: row[n] for n in SERIES_FIELDS}}
+        for row in snapshots
     ]
     return {
         "repository": repository,

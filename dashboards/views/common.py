@@ -11,7 +11,10 @@ from urllib.parse import urlencode
 from django.http import QueryDict
 from django.utils.safestring import SafeString, mark_safe
 
-from dashboards import charts, selectors
+from dashboards import charts
+
+# Pages import it from here; one definition, next to the selectors whose rows it equals.
+from dashboards.selectors import weekly_from_series as weekly_from_series
 
 # The range a page shows when the URL names none, and the longest one it accepts (the
 # snapshots of a year of 50 repositories are what the page budget was measured with).
@@ -154,26 +157,6 @@ def change_text(value: float | int | None) -> dict[str, Any] | None:
         return None
     text = f"{value:+g}" if value else "±0"
     return {"text": text, "class": "up" if value > 0 else "down" if value < 0 else "same"}
-
-
-def weekly_from_series(series: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``blocked_share_weekly``'s rows from debt_series rows already read (no second query)."""
-    totals: dict[tuple[datetime.date, str], list[int]] = {}
-    for row in series:
-        key = (selectors.week_start(row["date"]), row["repository"])
-        counts = totals.setdefault(key, [0, 0])
-        counts[0] += row["patches"]
-        counts[1] += row["blocked"]
-    return [
-        {
-            "week": week,
-            "repository": slug,
-            "patches": patches,
-            "blocked": blocked,
-            "share": round(100.0 * blocked / patches, 1) if patches else None,
-        }
-        for (week, slug), (patches, blocked) in sorted(totals.items())
-    ]
 
 
 # The overview's figures and charts are a pure function of the visible repositories' snapshots,

@@ -17,6 +17,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
 from dashboards import charts, exports, selectors
+from dashboards.actions import overview_actions
 from dashboards.views.common import Filters, change_text, chart_panel, weekly_from_series
 from evidence.models import Repository
 
@@ -54,14 +55,10 @@ def _overview_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _overview_data(request: HttpRequest, filters: Filters) -> dict[str, Any]:
+    """The table's rows, and the charts' numbers summed by the database across repositories
+    (rows per day or week, however many repositories are chosen)."""
     args = {"user": request.user, **filters.selector_args}
-    series = selectors.debt_series(**args)
-    return {
-        "rows": selectors.overview_rows(**args),
-        "series": series,
-        # From the series already read, rather than a second pass over the snapshots.
-        "weekly": weekly_from_series(series),
-    }
+    return {"rows": selectors.overview_rows(**args), **selectors.debt_totals(**args)}
 
 
 OVERVIEW_CACHE_SECONDS = 300
@@ -76,7 +73,9 @@ def _overview_key(filters: Filters, repository_ids: list[int]) -> str:
 def _overview_panels(request: HttpRequest, filters: Filters) -> dict[str, Any]:
     """The overview's table and charts, computed from the snapshots."""
     data = _overview_data(request, filters)
-    series, weekly = data["series"], data["weekly"]
+    # One row per day and per week, already summed: the chart builders' own sums pass them
+    # through unchanged, so the figures are those of the per-repository series.
+    series, weekly = data["daily"], data["weekly"]
     query = filters.query()
 
     def csv(name: str) -> str:
@@ -117,7 +116,7 @@ def _overview_panels(request: HttpRequest, filters: Filters) -> dict[str, Any]:
 def index(request: HttpRequest) -> HttpResponse:
     filters = Filters(request.GET, today=timezone.localdate())
     if request.GET.get("format") == "csv":
-        return exports.overview_csv(_overview_data(request, filters)["rows"])
+        return exports.overview_csv(_rows_only(request, filters)["rows"])
     visible = list(
         Repository.objects.visible_to(request.user)
         .order_by("slug")
@@ -136,6 +135,7 @@ def index(request: HttpRequest) -> HttpResponse:
             "columns": [label for _key, label in OVERVIEW_COLUMNS],
             "csv_overview": f"{reverse('dashboards:index')}?{filters.query(format='csv')}",
         }
+        overview_actions(context["rows"])
         panels = {
             "rows": bool(context["rows"]),
             "html": render_to_string("dashboards/_overview_panels.html", context),
@@ -155,6 +155,10 @@ def _series_only(request: HttpRequest, filters: Filters) -> dict[str, Any]:
     return {"series": series, "weekly": weekly_from_series(series)}
 
 
+def _totals_only(request: HttpRequest, filters: Filters) -> dict[str, Any]:
+    return selectors.debt_totals(user=request.user, **filters.selector_args)
+
+
 def _rows_only(request: HttpRequest, filters: Filters) -> dict[str, Any]:
     return {"rows": selectors.overview_rows(user=request.user, **filters.selector_args)}
 
@@ -162,9 +166,9 @@ def _rows_only(request: HttpRequest, filters: Filters) -> dict[str, Any]:
 # Each export: what it reads, and how it writes the CSV.
 EXPORTS: dict[str, tuple[Callable[..., dict[str, Any]], Callable[..., HttpResponse]]] = {
     "overview": (_rows_only, lambda data: exports.overview_csv(data["rows"])),
-    "freeze-debt": (_series_only, lambda data: exports.freeze_debt_csv(data["series"])),
-    "skip-debt": (_series_only, lambda data: exports.skip_debt_csv(data["series"])),
-    "blocked-share": (_series_only, lambda data: exports.blocked_share_csv(data["weekly"])),
+    "freeze-debt": (_totals_only, lambda data: exports.freeze_debt_csv(data["daily"])),
+    "skip-debt": (_totals_only, lambda data: exports.skip_debt_csv(data["daily"])),
+    "blocked-share": (_totals_only, lambda data: exports.blocked_share_csv(data["weekly"])),
     "blocked-weekly": (_series_only, lambda data: exports.weekly_csv(data["weekly"])),
     "debt-series": (_series_only, lambda data: exports.series_csv(data["series"])),
 }

@@ -16,10 +16,10 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
 from dashboards import charts, exports, selectors
+from dashboards.actions import repository_actions
 from dashboards.views.common import Filters, chart_panel, weekly_from_series
 from evidence.models import Repository
 from freezedebt_ci.policy import DEFAULT_SEVERITIES, SEVERITIES
-from ledger.models import Policy
 from ledger.services import policy_update
 
 SEVERITY_DEFAULT = ""
@@ -106,12 +106,6 @@ class PolicyForm(forms.Form):
         }
 
 
-def _overrides(repository: Repository) -> dict[str, str]:
-    """The severities set for this repository (the form shows the rest as "default")."""
-    policy = Policy.objects.filter(repository=repository).only("severities").first()
-    return dict(policy.severities) if policy else {}
-
-
 def _repository_page(
     request: HttpRequest, slug: str, *, form: PolicyForm | None = None, status: int = 200
 ) -> HttpResponse:
@@ -119,9 +113,9 @@ def _repository_page(
     detail = selectors.repository_detail(
         user=request.user, slug=slug, start=filters.start, end=filters.end
     )
-    repository = detail["repository"]
     if form is None:
-        form = PolicyForm(initial=PolicyForm.initial_from(detail["policy"], _overrides(repository)))
+        policy = detail["policy"]
+        form = PolicyForm(initial=PolicyForm.initial_from(policy, policy["overrides"]))
     series, weekly = detail["series"], detail["weekly"]
     query = filters.query(repositories=False)
 
@@ -154,6 +148,7 @@ def _repository_page(
     ]
     context = {
         **detail,
+        **repository_actions(detail["freezes"]),
         "history": detail["history"][:HISTORY_ROWS],
         "history_total": len(detail["history"]),
         "filters": filters,

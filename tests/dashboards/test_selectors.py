@@ -3,8 +3,9 @@ import datetime
 import pytest
 import time_machine
 
-from dashboards import selectors
+from dashboards import charts, selectors
 from dashboards.models import DebtSnapshot
+from dashboards.teams import team_create
 from evidence.models import Run, TestResult
 from ledger.models import FreezeAction, FreezeEvent, Policy, PolicyChange
 from tests.factories import (
@@ -16,6 +17,7 @@ from tests.factories import (
     RunFactory,
     TestNameFactory,
     TestResultFactory,
+    UserFactory,
 )
 
 UTC = datetime.UTC
@@ -149,6 +151,102 @@ def test_weekly_rows_from_a_series_already_read_equal_the_selectors(overview, st
     assert selectors.weekly_from_series(series) == selectors.blocked_share_weekly(**args)
 
 
+# --- totals summed by the database ---------------------------------------------------------
+
+
+@pytest.fixture
+def crafted(db):
+    """Three repositories with uneven days: gaps, a day only one has, weeks cut by the range,
+    a week without patches, a null median, and figures that differ on every day."""
+    repositories = [RepositoryFactory(slug=slug) for slug in ("alpha", "beta", "gamma")]
+    for index, repository in enumerate(repositories):
+        for offset in range(0, 45):
+            if (offset + index) % (index + 2) == 0:
+                continue  # a gap: this repository has no snapshot that day
+            patches = 0 if 15 <= offset <= 21 else (offset * 7 + index) % 6
+            blocked = min(patches, (offset + 3 * index) % 4)
+            DebtSnapshot.objects.create(
+                repository=repository,
+                day=day(offset),
+                **{
+                    name: (offset * (index + 3) + len(name)) % 11
+                    for name in selectors.TOTAL_FIELDS
+                    if name not in ("patches", "blocked", "passed")
+                },
+                patches=patches,
+                blocked=blocked,
+                passed=patches - blocked,
+                median_net_delta=None if offset % 5 else 1.5 * index,
+            )
+    return repositories
+
+
+# The Python sums the overview used to make of the per-repository series.
+def python_totals(series):
+    return {
+        "daily": charts.daily_totals(series, selectors.TOTAL_FIELDS),
+        "weekly": charts.blocked_share_table(selectors.weekly_from_series(series)),
+    }
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "repositories"),
+    [
+        (day(44), END, None),
+        (day(40), day(3), None),  # both weeks cut by the range (END is a Monday)
+        (day(30), day(12), ["beta", "gamma"]),
+        (day(30), END, ["alpha"]),
+        (day(100), day(50), None),  # no snapshots at all
+    ],
+)
+def test_debt_totals_equal_the_python_sums_of_the_series(crafted, staff, start, end, repositories):
+    args = {"user": staff, "start": start, "end": end, "repositories": repositories}
+    totals = selectors.debt_totals(**args)
+    assert totals == python_totals(selectors.debt_series(**args))
+    # What the charts and their tables draw is the same from either.
+    series = selectors.debt_series(**args)
+    daily, weekly = totals["daily"], totals["weekly"]
+    for table in (charts.freeze_debt_table, charts.skip_debt_table):
+        assert table(daily) == table(series)
+    assert charts.blocked_share_table(weekly) == charts.blocked_share_table(
+        selectors.weekly_from_series(series)
+    )
+    assert charts.freeze_debt_chart(daily) == charts.freeze_debt_chart(series)
+    assert charts.skip_debt_chart(daily) == charts.skip_debt_chart(series)
+    assert charts.blocked_share_chart(weekly) == charts.blocked_share_chart(
+        selectors.weekly_from_series(series)
+    )
+
+
+def test_debt_totals_types_and_shape(crafted, staff):
+    totals = selectors.debt_totals(user=staff, start=day(44), end=END, repositories=None)
+    first = totals["daily"][0]
+    assert set(first) == {"date", *selectors.TOTAL_FIELDS}
+    assert isinstance(first["date"], datetime.date)
+    assert all(type(first[name]) is int for name in selectors.TOTAL_FIELDS)
+    week = totals["weekly"][0]
+    assert set(week) == {"week", "patches", "blocked", "share"}
+    assert week["week"] == selectors.week_start(day(44))
+    assert isinstance(week["week"], datetime.date)
+    # Days 15 to 21 (a whole week) have no patches: its share is unknown, not 0 %.
+    [quiet] = [row for row in totals["weekly"] if row["patches"] == 0]
+    assert quiet == {"week": day(21), "patches": 0, "blocked": 0, "share": None}
+
+
+def test_debt_totals_count_only_visible_repositories(crafted, db):
+    member = UserFactory(username="pat")
+    team_create(name="Payments", slug="payments", members=[member], repositories=[crafted[1]])
+    args = {"start": day(44), "end": END}
+    mine = selectors.debt_totals(user=member, repositories=None, **args)
+    assert mine == selectors.debt_totals(user=member, repositories=["beta"], **args)
+    assert mine == python_totals(selectors.debt_series(user=member, repositories=None, **args))
+    # Naming an invisible repository adds nothing.
+    assert selectors.debt_totals(user=member, repositories=["alpha"], **args) == {
+        "daily": [],
+        "weekly": [],
+    }
+
+
 # --- repository page ---------------------------------------------------------------------------
 
 
@@ -235,6 +333,31 @@ def test_repository_detail_lists_patches_with_verdicts_and_policy(ledger, staff)
     assert detail["policy"]["severities"]["environment-drift"] == "warn"
     assert detail["policy"]["max_freeze_days"] == 14
     assert len(detail["policy"]["changes"]) == 1
+    # The stored overrides too, so the page's form needs no query of its own.
+    assert detail["policy"]["overrides"] == {"fixture-touched": "block"}
+
+
+def test_repository_detail_without_a_stored_policy_has_no_overrides(ledger, staff):
+    assert selectors.repository_detail(user=staff, slug="billing")["policy"]["overrides"] == {}
+
+
+def test_repository_detail_reads_the_snapshots_once(ledger, staff):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    for offset in range(20):
+        snap(ledger, offset, patches=3, blocked=offset % 4 and 1)
+    other = RepositoryFactory(slug="other")
+    snap(other, 0, patches=9, blocked=9)
+    with CaptureQueriesContext(connection) as queries:
+        detail = selectors.repository_detail(user=staff, slug="billing", end=END, start=day(19))
+    snapshot_reads = [q for q in queries if "dashboards_debtsnapshot" in q["sql"]]
+    policy_reads = [q for q in queries if '"ledger_policy"' in q["sql"]]
+    assert len(snapshot_reads) == 1
+    assert len(policy_reads) == 1
+    args = {"user": staff, "start": day(19), "end": END, "repositories": ["billing"]}
+    assert detail["series"] == selectors.debt_series(**args)
+    assert detail["weekly"] == selectors.blocked_share_weekly(**args)
 
 
 def test_repository_detail_trends_default_to_the_last_90_days(ledger, staff):

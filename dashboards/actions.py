@@ -1,0 +1,130 @@
+"""What owners answered through their signed links (acknowledge, request a renewal, report
+fixed), as the dashboard pages show it: "acknowledged 2 days ago".
+
+Every reader here makes one query, whatever the number of freezes or repositories. A renewal
+request never changes the freeze (the ledger is the only source of freezes): leads see it as a
+request with its proposed reason until the ledger renews or retires the freeze.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterable
+from typing import Any
+
+from django.db.models import F, OuterRef, Subquery
+from django.utils import timezone
+from django.utils.timesince import timesince
+
+from evidence.models import Repository
+from ledger.models import FreezeAction
+
+# How each action reads after the owner's name or before "2 days ago".
+VERBS = {
+    FreezeAction.Action.ACKNOWLEDGE: "acknowledged",
+    FreezeAction.Action.RENEWAL: "renewal requested",
+    FreezeAction.Action.FIXED: "reported fixed",
+}
+
+
+def ago(when: datetime.datetime, now: datetime.datetime | None = None) -> str:
+    """The time since ``when`` in its largest unit: "2 days ago", "3 hours ago", "just now"."""
+    now = now or timezone.now()
+    if now - when < datetime.timedelta(minutes=1):
+        return "just now"
+    return f"{timesince(when, now, depth=1)} ago"
+
+
+def describe(action: FreezeAction, now: datetime.datetime | None = None) -> dict[str, Any]:
+    """One action as the pages show it: ``verb``, ``ago``, ``at``, ``owner``, ``reason``
+    (the proposed reason of a renewal request, else ""), ``text`` ("acknowledged 2 days ago")
+    and the model as ``action``."""
+    verb = VERBS.get(action.action, action.action)
+    when = ago(action.created_at, now)
+    return {
+        "action": action,
+        "kind": action.action,
+        "verb": verb,
+        "ago": when,
+        "at": action.created_at,
+        "owner": action.owner_email,
+        "version": action.freeze_version,
+        "reason": action.new_reason,
+        "text": f"{verb} {when}",
+    }
+
+
+def renewal_requests(freeze_pks: Iterable[int]) -> list[FreezeAction]:
+    """The open renewal requests of these freezes, oldest first (one query): made on the
+    freeze's current version of a current freeze, so a renewal or retirement closes them."""
+    return list(
+        FreezeAction.objects.filter(
+            freeze_id__in=list(freeze_pks),
+            action=FreezeAction.Action.RENEWAL,
+            freeze__current=True,
+            freeze_version=F("freeze__version"),
+        )
+        .select_related("freeze")
+        .order_by("created_at", "pk")
+    )
+
+
+def repository_actions(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Extra context of the repository page, from ``repository_detail``'s freeze rows:
+
+    ``freezes`` (the rows, each with ``answer``: its latest action on the current version as
+    :func:`describe` gives it, or None, and ``unowned``: its handle resolves to nobody) and
+    ``renewal_requests`` (the open ones, described, each with its ``freeze_id`` and the
+    freeze's current ``current_reason``). One query.
+    """
+    now = timezone.now()
+    freezes = [
+        {
+            **row,
+            "answer": describe(row["latest_action"], now) if row.get("latest_action") else None,
+            "unowned": not row.get("owner_email"),
+        }
+        for row in rows
+    ]
+    requests = [
+        {
+            **describe(action, now),
+            "freeze_id": action.freeze.freeze_id,
+            "current_reason": action.freeze.reason,
+            "expires": action.freeze.expires,
+        }
+        for action in renewal_requests(row["id"] for row in rows)
+    ]
+    return {"freezes": freezes, "renewal_requests": requests}
+
+
+def latest_by_repository(slugs: Iterable[str]) -> dict[str, FreezeAction]:
+    """Each repository's most recent action on a current freeze's current version (one query).
+
+    Keyed by repository slug; repositories without one are left out."""
+    latest = (
+        FreezeAction.objects.filter(
+            freeze__repository=OuterRef("pk"),
+            freeze__current=True,
+            freeze_version=F("freeze__version"),
+        )
+        .order_by("-created_at", "-pk")
+        .values("pk")[:1]
+    )
+    newest = Repository.objects.filter(slug__in=list(slugs)).annotate(latest=Subquery(latest))
+    actions = FreezeAction.objects.filter(pk__in=newest.values("latest")).select_related(
+        "freeze__repository"
+    )
+    return {action.freeze.repository.slug: action for action in actions}
+
+
+def overview_actions(rows: list[dict[str, Any]]) -> None:
+    """Give each overview table row (``slug``, ``cells``…) its repository's ``answer``: the
+    latest owner action on its current freezes, described, or None. One query."""
+    now = timezone.now()
+    latest = latest_by_repository(row["slug"] for row in rows)
+    for row in rows:
+        action = latest.get(row["slug"])
+        row["answer"] = None
+        if action is not None:
+            row["answer"] = describe(action, now) | {"freeze_id": action.freeze.freeze_id}
