@@ -15,6 +15,7 @@ from collections import defaultdict
 from typing import Any
 
 from django.db.models import QuerySet, Sum
+from django.db.models.fields.json import KeyTransform
 from django.db.models.functions import TruncWeek
 from django.http import Http404
 from django.utils import timezone
@@ -494,14 +495,18 @@ def repository_detail(
     ]
 
     patches = []
+    # Only the problems of each report: a whole body carries per-file rows and test lists,
+    # megabytes for a large suite, and this list shows fifty of them.
     recent = (
         Patch.objects.filter(repository=repository)
         .select_related("report")
+        .defer("report__body")
+        .annotate(report_problems=KeyTransform("problems", "report__body"))
         .order_by("-created_at", "-pk")[:RECENT_PATCHES]
     )
     for patch in recent:
         report = getattr(patch, "report", None)
-        body = report.body if report is not None and isinstance(report.body, dict) else {}
+        problems = patch.report_problems if isinstance(patch.report_problems, list) else []
         patches.append(
             {
                 "patch": patch,
@@ -512,7 +517,7 @@ def repository_detail(
                 "created_at": patch.created_at,
                 "status": report.status if report else Report.Status.PENDING,
                 "verdict": report.verdict if report else Report.Verdict.PENDING,
-                "codes": sorted({p.get("code", "") for p in body.get("problems", [])}),
+                "codes": sorted({p.get("code", "") for p in problems if isinstance(p, dict)}),
             }
         )
 

@@ -506,3 +506,17 @@ def test_patch_and_freeze_detail_run_a_bounded_number_of_queries(
         selectors.patch_detail(user=staff, repository_slug="repo-00", patch_id=patch.pk)
     with django_assert_max_num_queries(10):
         selectors.freeze_detail(user=staff, repository_slug="repo-00", freeze_id=freeze.freeze_id)
+
+
+def test_repository_detail_reads_only_the_problems_of_each_report(ledger, staff):
+    ReportFactory(
+        patch=PatchFactory(repository=ledger, ref="PR-9"),
+        status="ready",
+        verdict="pass",
+        body={"problems": [], "per_file": [{"file": f"f{i}.py"} for i in range(50)]},
+    )
+    detail = selectors.repository_detail(user=staff, slug="billing")
+    listed = next(p for p in detail["patches"] if p["ref"] == "PR-9")
+    assert listed["codes"] == []
+    # The whole body, per-file rows and test lists included, stays in the database.
+    assert "body" in listed["patch"].report.get_deferred_fields()
