@@ -501,7 +501,7 @@ def test_no_template_or_static_file_loads_from_another_host():
 
 def test_the_foreign_asset_check_catches_what_it_should():
     for bad in (
-        '<script src="https://cdn.plot.ly/plotly.min.js">',
+        '<script src="https://assets.example.net/plotly.min.js">',
         "<link href='//fonts.example.com/a.css'>",
         "background: url(http://example.com/x.png)",
         '@import "https://example.com/a.css";',
