@@ -38,6 +38,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from evidence_gen import AREAS, nodeids  # beside this script
+
 from freezedebt_ci.changes import parse_name_status
 from freezedebt_ci.evidence import read_evidence
 from freezedebt_ci.ledger import parse_ledger
@@ -46,34 +48,6 @@ from freezedebt_ci.report import compute_report, report_json
 SEED = 2026
 TODAY = dt.date(2026, 11, 5)
 TARGET_RATIO = 1.5
-
-_AREAS = ["api", "billing", "pricing", "orders", "users", "search", "auth", "reports", "jobs"]
-_LAYERS = ["unit", "integration", "functional", "contract"]
-_VERBS = ["create", "update", "delete", "list", "get", "apply", "reject", "round", "parse", "sync"]
-_NOUNS = ["invoice", "fee", "order", "user", "token", "refund", "cart", "report", "batch", "tax"]
-_CASES = ["empty", "one", "many", "unicode", "negative", "zero", "max", "boundary"]
-
-
-def _nodeids(rng: random.Random, count: int, files: int) -> list[str]:
-    """``count`` distinct, realistic node ids over ``files`` test files."""
-    paths = sorted(
-        {
-            f"tests/{rng.choice(_LAYERS)}/{rng.choice(_AREAS)}/test_{rng.choice(_NOUNS)}_"
-            f"{rng.choice(_VERBS)}_{i}.py"
-            for i in range(files)
-        }
-    )
-    ids: set[str] = set()
-    while len(ids) < count:
-        path = rng.choice(paths)
-        name = f"test_{rng.choice(_VERBS)}_{rng.choice(_NOUNS)}_{rng.randrange(40)}"
-        roll = rng.random()
-        if roll < 0.3:
-            name = f"Test{rng.choice(_NOUNS).title()}{rng.choice(_VERBS).title()}::{name}"
-        if roll > 0.75:
-            name += f"[{rng.choice(_CASES)}-{rng.randrange(12)}]"
-        ids.add(f"{path}::{name}")
-    return sorted(ids)
 
 
 def _record(rng: random.Random, nodeid: str, bucket: str) -> dict[str, Any]:
@@ -105,7 +79,7 @@ def _bucket(rng: random.Random) -> str:
 def generate(directory: Path, records: int) -> dict[str, Path]:
     """Write base.json, head.json, a ledger and changed paths; return their paths."""
     rng = random.Random(SEED)  # noqa: S311 - reproducible test data, not secrets
-    universe = _nodeids(rng, records + records // 100, files=2000)
+    universe = nodeids(rng, records + records // 100, files=2000)
     base_ids = universe[:records]
     base = {nodeid: _bucket(rng) for nodeid in base_ids}
     head = dict(base)
@@ -133,14 +107,14 @@ def generate(directory: Path, records: int) -> dict[str, Path]:
     frozen = [n for n, b in base.items() if b == "skipped"][:5]
     ledger = "".join(
         f'[[freeze]]\nid = "FRZ-{i:03d}"\ntest = "{nodeid}"\n'
-        f'covers = ["src/{_AREAS[i]}/**"]\nowner = "team-{_AREAS[i]}"\n'
+        f'covers = ["src/{AREAS[i]}/**"]\nowner = "team-{AREAS[i]}"\n'
         f"opened = 2026-10-{25 + i}\nexpires = 2026-11-{5 + i:02d}\n"
         'reason = "timeout talking to the sandbox"\n\n'
         for i, nodeid in enumerate(frozen)
     )
     paths["ledger"] = directory / "freeze_ledger.toml"
     paths["ledger"].write_text(ledger, encoding="utf-8")
-    changed = [f"M\tsrc/{rng.choice(_AREAS)}/module_{i}.py" for i in range(25)]
+    changed = [f"M\tsrc/{rng.choice(AREAS)}/module_{i}.py" for i in range(25)]
     changed += [f"M\t{path}" for path in rng.sample(files, 15)]
     paths["changed"] = directory / "changed.txt"
     paths["changed"].write_text("\n".join(changed) + "\n", encoding="utf-8")

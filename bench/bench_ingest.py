@@ -43,6 +43,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from evidence_gen import nodeids  # beside this script
+
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 2026
 TARGET_RATIO = 3.0
@@ -50,36 +52,10 @@ TARGET_PEAK_MIB = 300
 LABEL = "bench"
 BASE_SHA = "ba5e" * 10
 
-_AREAS = ["api", "billing", "pricing", "orders", "users", "search", "auth", "reports", "jobs"]
-_LAYERS = ["unit", "integration", "functional", "contract"]
-_VERBS = ["create", "update", "delete", "list", "get", "apply", "reject", "round", "parse", "sync"]
-_NOUNS = ["invoice", "fee", "order", "user", "token", "refund", "cart", "report", "batch", "tax"]
-_CASES = ["empty", "one", "many", "unicode", "negative", "zero", "max", "boundary"]
 _BUCKET_NUMBERS = {"passed": 1, "failed": 2, "skipped": 3, "xfail": 4}
 
 
 # --- the evidence ---------------------------------------------------------------------------
-
-
-def _nodeids(rng: random.Random, count: int, files: int) -> list[str]:
-    paths = sorted(
-        {
-            f"tests/{rng.choice(_LAYERS)}/{rng.choice(_AREAS)}/test_{rng.choice(_NOUNS)}_"
-            f"{rng.choice(_VERBS)}_{i}.py"
-            for i in range(files)
-        }
-    )
-    ids: set[str] = set()
-    while len(ids) < count:
-        path = rng.choice(paths)
-        name = f"test_{rng.choice(_VERBS)}_{rng.choice(_NOUNS)}_{rng.randrange(40)}"
-        roll = rng.random()
-        if roll < 0.3:
-            name = f"Test{rng.choice(_NOUNS).title()}{rng.choice(_VERBS).title()}::{name}"
-        if roll > 0.75:
-            name += f"[{rng.choice(_CASES)}-{rng.randrange(12)}]"
-        ids.add(f"{path}::{name}")
-    return sorted(ids)
 
 
 def _bucket(rng: random.Random) -> str:
@@ -110,7 +86,7 @@ def _record(rng: random.Random, nodeid: str, bucket: str) -> dict[str, Any]:
 def generate(records: int) -> tuple[bytes, bytes]:
     """The base and head evidence JSON: the head removes, flips and adds some tests."""
     rng = random.Random(SEED)  # noqa: S311 - reproducible test data, not secrets
-    universe = _nodeids(rng, records + records // 100, files=2000)
+    universe = nodeids(rng, records + records // 100, files=2000)
     base = {nodeid: _bucket(rng) for nodeid in universe[:records]}
     head = dict(base)
     for nodeid in rng.sample(sorted(base), records // 400):

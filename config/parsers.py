@@ -10,17 +10,22 @@ from rest_framework.parsers import JSONParser
 from config.exceptions import PayloadTooLarge
 
 
+def read_bounded(stream: Any, parser_context: Any, limit: int) -> bytes:
+    """A request body read whole, refused with 413 when it is over ``limit`` bytes."""
+    request = (parser_context or {}).get("request")
+    declared = request.META.get("CONTENT_LENGTH") if request is not None else None
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise PayloadTooLarge()
+    # Content-Length may be absent or wrong (chunked bodies); count what is actually read.
+    body = stream.read(limit + 1) if stream is not None else b""
+    if len(body) > limit:
+        raise PayloadTooLarge()
+    return body
+
+
 class BoundedJSONParser(JSONParser):
     """JSON parser that refuses bodies over FREEZEDEBT_MAX_JSON_BYTES with 413."""
 
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
-        limit = settings.FREEZEDEBT_MAX_JSON_BYTES
-        request = (parser_context or {}).get("request")
-        declared = request.META.get("CONTENT_LENGTH") if request is not None else None
-        if declared and declared.isdigit() and int(declared) > limit:
-            raise PayloadTooLarge()
-        # Content-Length may be absent or wrong (chunked bodies); count what is actually read.
-        body = stream.read(limit + 1) if stream is not None else b""
-        if len(body) > limit:
-            raise PayloadTooLarge()
+        body = read_bounded(stream, parser_context, settings.FREEZEDEBT_MAX_JSON_BYTES)
         return super().parse(io.BytesIO(body), media_type, parser_context)

@@ -11,7 +11,7 @@ from typing import Any
 from django.http import HttpResponse
 
 from dashboards import charts
-from dashboards.selectors import SERIES_FIELDS
+from dashboards.selectors import OVERVIEW_FIGURES, SERIES_FIELDS
 
 # A column is a key of the rows, or (key, header) when the header should read differently.
 Column = str | tuple[str, str]
@@ -74,19 +74,7 @@ OVERVIEW_COLUMNS: list[Column] = [
     "freeze_days",
     "debt",
     "as_of",
-    *[
-        (f"change_{name}", f"change_30d_{name}")
-        for name in (
-            "active",
-            "expiring",
-            "expired",
-            "unacknowledged",
-            "skipped",
-            "blocked_share",
-            "freeze_days",
-            "debt",
-        )
-    ],
+    *[(f"change_{name}", f"change_30d_{name}") for name in OVERVIEW_FIGURES],
 ]
 SERIES_COLUMNS: list[Column] = ["date", "repository", *SERIES_FIELDS]
 FREEZE_DEBT_COLUMNS: list[Column] = ["date", *charts.FREEZE_DEBT_FIELDS]

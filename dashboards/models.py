@@ -28,6 +28,25 @@ class Team(TimeStamped):
         return self.name
 
 
+# The figures a daily snapshot holds, in the order pages and CSV exports show them.
+SNAPSHOT_FIGURES = (
+    "active",
+    "expiring",
+    "expired",
+    "unacknowledged",
+    "freeze_days",
+    "skipped",
+    "xfail",
+    "patches",
+    "blocked",
+    "passed",
+    "new_skips",
+    "median_net_delta",
+    "earned",
+    "borrowed",
+)
+
+
 class DebtSnapshot(models.Model):
     """The debt of one repository on one day, as ``snapshot_take`` computed it.
 

@@ -20,7 +20,7 @@ from django.db.models.functions import TruncWeek
 from django.http import Http404
 from django.utils import timezone
 
-from dashboards.models import DebtSnapshot
+from dashboards.models import SNAPSHOT_FIGURES, DebtSnapshot
 from evidence.models import Patch, Report, Repository, Run, TestName, TestResult
 from freezedebt_ci.policy import DEFAULT_SEVERITIES
 from ledger.models import Freeze, FreezeAction, FreezeEvent, Policy, PolicyChange
@@ -47,22 +47,7 @@ OVERVIEW_FIGURES = (
     "debt",
 )
 # The columns of debt_series rows, in order (also the CSV columns).
-SERIES_FIELDS = (
-    "active",
-    "expiring",
-    "expired",
-    "unacknowledged",
-    "freeze_days",
-    "skipped",
-    "xfail",
-    "patches",
-    "blocked",
-    "passed",
-    "new_skips",
-    "median_net_delta",
-    "earned",
-    "borrowed",
-)
+SERIES_FIELDS = SNAPSHOT_FIGURES
 
 BUCKET_LABELS = {bucket.value: bucket.label for bucket in TestResult.Bucket}
 

@@ -20,28 +20,13 @@ from django.db import transaction
 from django.db.models import Count, QuerySet
 from django.utils import timezone
 
-from dashboards.models import DebtSnapshot
+from dashboards.models import SNAPSHOT_FIGURES, DebtSnapshot
 from evidence.models import Report, Repository, Run
 from ledger.models import Freeze, FreezeAction, FreezeEvent, LedgerVersion
 
 EXPIRING_WITHIN_DAYS = 7
 
-FIGURES = (
-    "active",
-    "expiring",
-    "expired",
-    "unacknowledged",
-    "freeze_days",
-    "skipped",
-    "xfail",
-    "new_skips",
-    "patches",
-    "blocked",
-    "passed",
-    "median_net_delta",
-    "earned",
-    "borrowed",
-)
+FIGURES = SNAPSHOT_FIGURES
 
 
 def day_start(day: datetime.date) -> datetime.datetime:

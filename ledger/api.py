@@ -13,8 +13,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api import error_responses
-from config.exceptions import Conflict, PayloadTooLarge
+from config.exceptions import Conflict
 from config.pagination import Pages
+from config.parsers import read_bounded
 from evidence import patch_selectors as selectors
 from evidence.authentication import READ_AUTHENTICATION, UPLOAD_AUTHENTICATION
 from evidence.patch_api import SHA_ERRORS, SHA_PATTERN
@@ -33,15 +34,7 @@ class LedgerFileParser(BaseParser):
     media_type = "application/toml"
 
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
-        limit = settings.FREEZEDEBT_MAX_LEDGER_BYTES
-        request = (parser_context or {}).get("request")
-        declared = request.META.get("CONTENT_LENGTH") if request is not None else None
-        if declared and declared.isdigit() and int(declared) > limit:
-            raise PayloadTooLarge()
-        body = stream.read(limit + 1) if stream is not None else b""
-        if len(body) > limit:
-            raise PayloadTooLarge()
-        return body
+        return read_bounded(stream, parser_context, settings.FREEZEDEBT_MAX_LEDGER_BYTES)
 
 
 class JSONLedgerFileParser(LedgerFileParser):
