@@ -13,7 +13,6 @@ from evidence.models import (
     Run,
     RunOutcomes,
     TestName,
-    TestResult,
     UploadToken,
 )
 
@@ -114,15 +113,6 @@ class TestNameAdmin(admin.ModelAdmin):
     list_select_related = ["repository"]
     search_fields = ["nodeid"]
     raw_id_fields = ["repository"]
-    show_full_result_count = False
-
-
-@admin.register(TestResult)
-class TestResultAdmin(admin.ModelAdmin):
-    list_display = ["test", "run", "bucket", "duration", "freeze"]
-    list_filter = ["bucket"]
-    list_select_related = ["test", "run"]
-    raw_id_fields = ["run", "test"]
     show_full_result_count = False
 
 

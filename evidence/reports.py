@@ -7,7 +7,8 @@ so the server's report equals ``freezedebt-ci delta`` for the same input.
 
 import datetime
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -52,11 +53,23 @@ def run_for_report(*, repository: Repository, sha: str, label: str) -> Run | Non
     # are what it reads, so they come in the same query.
     runs = Run.objects.defer("raw").select_related("outcomes")
     run = runs.latest_attempt(repository=repository, sha=sha, label=label)
+    return run if _usable(run) else None
+
+
+def _usable(run: Run | None) -> bool:
     # A ready run always has its exit status; without it "head-failed" could not be judged,
     # and a report must never pass on evidence it cannot read.
-    if run is None or run.status != Run.Status.READY or run.exit_code is None:
-        return None
-    return run
+    return run is not None and run.status == Run.Status.READY and run.exit_code is not None
+
+
+def _report_run_ids(patch: Patch) -> tuple[int | None, int | None]:
+    """The ids of the runs run_for_report takes for the patch's base and head, read lightly."""
+    runs = Run.objects.only("pk", "status", "exit_code")
+    ids = []
+    for sha in (patch.base_sha, patch.head_sha):
+        run = runs.latest_attempt(repository=patch.repository, sha=sha, label=patch.label)
+        ids.append(run.pk if _usable(run) else None)
+    return ids[0], ids[1]
 
 
 def _outcomes(run: Run) -> Iterator[tuple[str, str]]:
@@ -94,12 +107,23 @@ def run_evidence(run: Run) -> Evidence:
 
     Read from the run's packed outcomes, one value, or else from its results, a row per test.
     """
+    evidence = packed_evidence(run)
+    if evidence is not None:
+        return evidence
     assert run.exit_code is not None  # noqa: S101 - run_for_report hands over only such runs
-    meta = run.meta if isinstance(run.meta, dict) else {}
+    return evidence_from_outcomes(_outcomes(run), exit_status=run.exit_code, meta=_meta(run))
+
+
+def packed_evidence(run: Run) -> Evidence | None:
+    """The run's evidence from its packed outcomes, loaded with it (run_for_report): no query.
+    None when it has none, or none that can be used."""
+    assert run.exit_code is not None  # noqa: S101 - run_for_report hands over only such runs
     outcomes = _packed_outcomes(run)
-    if outcomes is not None:
-        return Evidence(run.exit_code, outcomes, dict(meta))
-    return evidence_from_outcomes(_outcomes(run), exit_status=run.exit_code, meta=meta)
+    return None if outcomes is None else Evidence(run.exit_code, outcomes, _meta(run))
+
+
+def _meta(run: Run) -> dict[str, Any]:
+    return dict(run.meta) if isinstance(run.meta, dict) else {}
 
 
 def ledger_freezes(repository: Repository) -> list[Freeze]:
@@ -190,16 +214,19 @@ def report_compute(*, patch_id: int) -> Report | None:
             for sha in (patch.base_sha, patch.head_sha)
         ]
         base, head = (run_evidence(run) if run is not None else None for run in runs)
-        body = report_body(patch, base=base, head=head)
-        report, _ = Report.objects.update_or_create(
-            patch=patch,
-            defaults={
-                "status": body["status"],
-                "verdict": body["verdict"],
-                "body": body,
-                "computed_at": timezone.now(),
-            },
-        )
+        return _save_report(patch, report_body(patch, base=base, head=head))
+
+
+def _save_report(patch: Patch, body: dict[str, Any]) -> Report:
+    report, _ = Report.objects.update_or_create(
+        patch=patch,
+        defaults={
+            "status": body["status"],
+            "verdict": body["verdict"],
+            "body": body,
+            "computed_at": timezone.now(),
+        },
+    )
     return report
 
 
@@ -230,8 +257,102 @@ def enqueue_report(patch_id: int) -> None:
     transaction.on_commit(partial(_send_report_task, patch_id))
 
 
-def enqueue_reports_for_run(run: Run) -> None:
-    """Recompute, after commit, the reports of every patch whose base or head is this run."""
+def enqueue_reports_for_run(run: Run, *, computed: Collection[int] = ()) -> None:
+    """Recompute, after commit, the reports of every patch whose base or head is this run,
+    except those ``computed`` already (see :func:`reports_ahead`)."""
     patch_ids = Patch.objects.touching_run(run).filter(label=run.label).values_list("pk", flat=True)
     for patch_id in patch_ids:
-        enqueue_report(patch_id)
+        if patch_id not in computed:
+            enqueue_report(patch_id)
+
+
+# --- reports computed by the ingest of one of their runs ------------------------------------
+
+# The reports an ingest computes itself, at most; a run that many patches share (a base run
+# uploaded after them) leaves the others to the report task.
+REPORTS_AHEAD = 4
+
+
+@dataclass(frozen=True, slots=True)
+class ReportAhead:
+    """A patch's report computed from a run still being stored (see :func:`reports_ahead`)."""
+
+    patch: Patch
+    run_ids: tuple[int | None, int | None]
+    # Computes the body without the database; None when it cannot (left to the report task).
+    compute: Callable[[], dict[str, Any] | None]
+
+
+def reports_ahead(run: Run, outcomes: dict[str, str]) -> list[ReportAhead]:
+    """The reports of the patches whose base or head is ``run``, to be computed while its
+    results are stored, from what the ingest has read (``outcomes``) instead of what it is
+    about to store.
+
+    Reads the database now (the patches, their other runs, the ledger and the policy); what
+    it returns computes without it, in another thread while the database stores the results.
+    The ingest then stores each body with :func:`store_reports_ahead` in its transaction.
+    """
+    assert run.exit_code is not None  # noqa: S101 - the ingest has read it
+    evidence = Evidence(run.exit_code, outcomes, _meta(run))  # as run_evidence reads it
+    patches = (
+        Patch.objects.touching_run(run)
+        .filter(label=run.label)
+        .select_related("repository")
+        .order_by("pk")[:REPORTS_AHEAD]
+    )
+    ahead = []
+    for patch in patches:
+        runs = []
+        for sha in (patch.base_sha, patch.head_sha):
+            if sha == run.sha:
+                # Not the run reports take for this commit when a later attempt exists.
+                latest = Run.objects.only("pk").latest_attempt(
+                    repository=patch.repository, sha=sha, label=patch.label
+                )
+                runs.append(run if latest is not None and latest.pk == run.pk else None)
+            else:
+                runs.append(run_for_report(repository=patch.repository, sha=sha, label=run.label))
+        if run not in runs:
+            continue
+        inputs = {
+            "freezes": ledger_freezes(patch.repository),
+            "changes": patch_changes(patch),
+            "today": timezone.localdate(),
+            "policy": rules_policy(patch.repository),
+            "ledger_changed": patch.ledger_changed,
+        }
+
+        def compute(runs=tuple(runs), inputs=inputs) -> dict[str, Any] | None:
+            sides = []
+            for other in runs:
+                side = (
+                    None if other is None else evidence if other is run else packed_evidence(other)
+                )
+                if other is not None and side is None:
+                    return None  # unusable packed outcomes: left to the report task
+                sides.append(side)
+            return compute_report(base=sides[0], head=sides[1], **inputs)
+
+        run_ids = tuple(None if other is None else other.pk for other in runs)
+        ahead.append(ReportAhead(patch, run_ids, compute))
+    return ahead
+
+
+def store_reports_ahead(bodies: Iterable[tuple[ReportAhead, dict[str, Any] | None]]) -> set[int]:
+    """Store the reports computed ahead whose runs are still those reports take; returns the
+    ids of their patches. Call once the run is stored, in the transaction that stores it.
+
+    Each patch is locked first, as report_compute does. Whatever committed meanwhile (another
+    attempt, the patch's other run) is visible then: a report whose runs are no longer those
+    is not stored, and its patch is left to the report task, which reads what is committed.
+    """
+    stored = set()
+    for ahead, body in sorted(bodies, key=lambda item: item[0].patch.pk):
+        if body is None:
+            continue
+        patch = Patch.objects.select_for_update(of=("self",)).filter(pk=ahead.patch.pk).first()
+        if patch is None or _report_run_ids(ahead.patch) != ahead.run_ids:
+            continue
+        _save_report(ahead.patch, body)
+        stored.add(patch.pk)
+    return stored

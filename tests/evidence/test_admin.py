@@ -16,8 +16,14 @@ def admin_client(client, staff):
 def test_every_model_of_the_apps_is_registered():
     from django.apps import apps
 
+    # The admin cannot show a model whose primary key spans several columns (Django refuses to
+    # register it); a run's results are read from the run's upload and the read API.
+    unregistrable = {"TestResult"}
     for label in ("evidence", "ledger"):
         for model in apps.get_app_config(label).get_models():
+            if model.__name__ in unregistrable:
+                assert model._meta.pk.__class__.__name__ == "CompositePrimaryKey"
+                continue
             assert admin.site.is_registered(model), model.__name__
 
 

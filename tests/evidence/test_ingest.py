@@ -1,9 +1,11 @@
 import datetime
 import gzip
 import hashlib
+import threading
 
 import pytest
-from django.db import OperationalError
+from django.conf import settings as django_settings
+from django.db import OperationalError, connection
 from django.utils import timezone
 
 from evidence import ingest
@@ -33,9 +35,18 @@ def _buckets(run: Run) -> dict[str, str]:
 def reports_enqueued(monkeypatch) -> list[int]:
     calls: list[int] = []
     monkeypatch.setattr(
-        "evidence.reports.enqueue_reports_for_run", lambda run: calls.append(run.pk)
+        "evidence.reports.enqueue_reports_for_run", lambda run, **_: calls.append(run.pk)
     )
     return calls
+
+
+@pytest.fixture(params=["by digest", "by hashing"])
+def name_matching(request, monkeypatch) -> str:
+    """Both ways PostgreSQL matches a run's node ids with the stored names (small and large
+    runs), whatever the size of the test's runs."""
+    threshold = 10**9 if request.param == "by digest" else 1
+    monkeypatch.setattr(ingest, "MATCH_BY_HASHING_FROM", threshold)
+    return request.param
 
 
 def test_ingest_stores_one_result_per_node_id_and_marks_the_run_ready(db, reports_enqueued):
@@ -62,7 +73,7 @@ def test_ingest_reads_junit(db, reports_enqueued):
     assert vat.duration == pytest.approx(0.3)
 
 
-def test_test_names_are_interned_per_repository(db, reports_enqueued):
+def test_test_names_are_interned_per_repository(db, reports_enqueued, name_matching):
     repository = RepositoryFactory()
     first = _received(MIXED, repository=repository)
     second = _received(
@@ -80,7 +91,7 @@ def test_test_names_are_interned_per_repository(db, reports_enqueued):
     assert total.results.count() == 2
 
 
-def test_unusual_node_ids_round_trip_with_the_models_digest(db, reports_enqueued):
+def test_unusual_node_ids_round_trip_with_the_models_digest(db, reports_enqueued, name_matching):
     # Binary COPY and both storage paths must keep such names intact and findable again.
     nodeids = [
         "tests/test_ümlaut.py::test_naïve[日本語-🙂]",
@@ -103,7 +114,7 @@ def test_unusual_node_ids_round_trip_with_the_models_digest(db, reports_enqueued
     assert set(_buckets(again).values()) == {"failed"}
 
 
-def test_many_records_are_stored_in_batches(db, reports_enqueued):
+def test_many_records_are_stored_in_batches(db, reports_enqueued, name_matching):
     nodeids = [f"tests/test_bulk.py::test_case[{n}]" for n in range(1_234)]
     run = _received(evidence([record(nodeid) for nodeid in nodeids]))
     run_ingest(run_id=run.pk)
@@ -209,8 +220,8 @@ def test_a_failure_midway_leaves_the_run_received_and_a_retry_finishes_it(
     run = _received(MIXED)
     real_store = ingest._store
 
-    def store_then_die(run, rows):
-        real_store(run, rows)
+    def store_then_die(run, rows, **kwargs):
+        real_store(run, rows, **kwargs)
         raise RuntimeError("worker killed")
 
     monkeypatch.setattr(ingest, "_store", store_then_die)
@@ -278,3 +289,48 @@ def test_the_sweep_leaves_parsed_runs_alone(db, reports_enqueued):
     run_ingest(run_id=run.pk)
     Run.objects.filter(pk=run.pk).update(created_at=timezone.now() - datetime.timedelta(hours=1))
     assert runs_requeue_received() == []
+
+
+@pytest.mark.skipif(
+    not django_settings.DATABASES["default"]["ENGINE"].endswith("postgresql"),
+    reason="SQLite serialises every writer; the race of two runs interning the same names "
+    "needs PostgreSQL (DATABASE_URL=postgres://…)",
+)
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_runs_interning_the_same_names_store_all_their_results(
+    reports_enqueued, name_matching
+):
+    repository = RepositoryFactory()
+    shared = [f"tests/test_race.py::test_case[{n}]" for n in range(3_000)]
+    runs = [
+        _received(
+            evidence([record(nodeid) for nodeid in [*shared, f"tests/test_own.py::test_{n}"]]),
+            repository=repository,
+            sha=f"{n:040x}",
+        )
+        for n in range(2)
+    ]
+    barrier = threading.Barrier(len(runs))
+    failures: list[BaseException] = []
+
+    def ingest_one(run_id: int) -> None:
+        try:
+            barrier.wait()
+            run_ingest(run_id=run_id)
+        except BaseException as error:
+            failures.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=ingest_one, args=(run.pk,)) for run in runs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+
+    assert not failures
+    assert TestName.objects.filter(repository=repository).count() == len(shared) + 2
+    for run in runs:
+        run.refresh_from_db()
+        assert run.status == Run.Status.READY
+        assert TestResult.objects.filter(run=run).count() == len(shared) + 1

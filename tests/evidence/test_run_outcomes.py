@@ -41,12 +41,12 @@ def _received(body: bytes, **fields) -> Run:
 
 
 def _rows(outcomes: dict[str, str]) -> list[ingest.Row]:
-    return [("", nodeid, BUCKETS[bucket], None, "", "") for nodeid, bucket in outcomes.items()]
+    return [(nodeid, BUCKETS[bucket], None, "", "") for nodeid, bucket in outcomes.items()]
 
 
 @pytest.fixture(autouse=True)
 def _no_reports(monkeypatch):
-    monkeypatch.setattr("evidence.reports.enqueue_reports_for_run", lambda run: None)
+    monkeypatch.setattr("evidence.reports.enqueue_reports_for_run", lambda run, **_: None)
 
 
 @pytest.mark.parametrize(
