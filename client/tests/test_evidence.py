@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import time
 import tracemalloc
@@ -12,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from freezedebt_ci.compression import gunzip_limited
 from freezedebt_ci.errors import MAX_PROBLEMS, InputError
 from freezedebt_ci.evidence import (
     Evidence,
@@ -321,6 +323,20 @@ def test_concatenated_gzip_members_are_read() -> None:
     data = doc(rec("t.py::a", "passed"))
     packed = gzip.compress(data[:10]) + gzip.compress(data[10:])
     assert parse_evidence(packed).outcomes == {"t.py::a": "passed"}
+
+
+def test_large_gzip_members_padded_with_nuls_are_read_whole() -> None:
+    # Members larger than one slice of input, the first ending inside a slice, NUL padding
+    # between them (as some tools write).
+    names = (hashlib.sha256(str(i).encode()).hexdigest() for i in range(20_000))
+    data = doc(*(rec(f"t.py::test_{name}", "passed") for name in names))
+    first = gzip.compress(data[:300_001], compresslevel=1)
+    second = gzip.compress(data[300_001:], compresslevel=1)
+    assert len(first) > 1 << 16
+    packed = first + b"\x00" * 7 + second
+    assert gunzip_limited(packed, source="x", limit=len(data)) == data
+    with pytest.raises(InputError, match="more than"):
+        gunzip_limited(packed, source="x", limit=len(data) - 1)
 
 
 def test_gzip_garbage_is_refused() -> None:

@@ -24,24 +24,30 @@ def gunzip_limited(data: bytes, *, source: str, limit: int | None = None) -> byt
     rest = data
     while rest:
         inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        pending = rest
+        fed = 0
         try:
-            while True:
-                room = _CHUNK if limit is None else max(min(_CHUNK, limit - len(out) + 1), 1)
-                chunk = inflater.decompress(pending, room)
-                out += chunk
-                if limit is not None and len(out) > limit:
-                    raise InputError.single(
-                        source, "", f"decompresses to more than {limit} bytes (the limit)"
-                    )
-                pending = inflater.unconsumed_tail
-                if inflater.eof or (not pending and not chunk):
-                    break
+            # The input goes in by slices too: what a bounded call leaves unread is copied
+            # into unconsumed_tail, and with the whole input each time that copying would
+            # cost more than the inflating.
+            while not inflater.eof and fed < len(rest):
+                pending = rest[fed : fed + _CHUNK]
+                fed += len(pending)
+                while True:
+                    room = _CHUNK if limit is None else max(min(_CHUNK, limit - len(out) + 1), 1)
+                    chunk = inflater.decompress(pending, room)
+                    out += chunk
+                    if limit is not None and len(out) > limit:
+                        raise InputError.single(
+                            source, "", f"decompresses to more than {limit} bytes (the limit)"
+                        )
+                    pending = inflater.unconsumed_tail
+                    if inflater.eof or (not pending and not chunk):
+                        break
             if not inflater.eof:
                 raise InputError.single(source, "", "gzip stream is truncated")
         except zlib.error as exc:
             raise InputError.single(source, "", f"not valid gzip data ({exc})") from None
-        rest = inflater.unused_data.lstrip(b"\x00")
+        rest = (inflater.unused_data + rest[fed:]).lstrip(b"\x00")
         if rest and not is_gzip(rest):
             raise InputError.single(source, "", "trailing bytes after the gzip stream")
     return bytes(out)
