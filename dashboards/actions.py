@@ -12,11 +12,11 @@ import datetime
 from collections.abc import Iterable
 from typing import Any
 
-from django.db.models import F, OuterRef, Subquery
+from django.db.models import F, Window
+from django.db.models.functions import RowNumber
 from django.utils import timezone
 from django.utils.timesince import timesince
 
-from evidence.models import Repository
 from ledger.models import FreezeAction
 
 # How each action reads after the owner's name or before "2 days ago".
@@ -101,19 +101,33 @@ def repository_actions(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def latest_by_repository(slugs: Iterable[str]) -> dict[str, FreezeAction]:
     """Each repository's most recent action on a current freeze's current version (one query).
 
-    Keyed by repository slug; repositories without one are left out."""
-    latest = (
+    Keyed by repository slug; repositories without one are left out. The actions of current
+    freeze versions are few (they end with the version), so they are ranked per repository in
+    one pass rather than looked up repository by repository.
+    """
+    newest_first = [F("created_at").desc(), F("pk").desc()]
+    actions = (
         FreezeAction.objects.filter(
-            freeze__repository=OuterRef("pk"),
+            freeze__repository__slug__in=list(slugs),
             freeze__current=True,
             freeze_version=F("freeze__version"),
         )
-        .order_by("-created_at", "-pk")
-        .values("pk")[:1]
-    )
-    newest = Repository.objects.filter(slug__in=list(slugs)).annotate(latest=Subquery(latest))
-    actions = FreezeAction.objects.filter(pk__in=newest.values("latest")).select_related(
-        "freeze__repository"
+        .annotate(
+            rank=Window(RowNumber(), partition_by=F("freeze__repository_id"), order_by=newest_first)
+        )
+        .filter(rank=1)
+        .select_related("freeze__repository")
+        # What describe() and the overview read: 50 repositories' freezes whole took longer
+        # than the query.
+        .only(
+            "action",
+            "created_at",
+            "owner_email",
+            "freeze_version",
+            "new_reason",
+            "freeze__freeze_id",
+            "freeze__repository__slug",
+        )
     )
     return {action.freeze.repository.slug: action for action in actions}
 

@@ -11,12 +11,10 @@ queries whatever the number of repositories, patches or snapshots.
 from __future__ import annotations
 
 import datetime
-from collections import defaultdict
 from typing import Any
 
-from django.db.models import QuerySet, Sum
+from django.db.models import OuterRef, Q, QuerySet, Subquery, Sum
 from django.db.models.fields.json import KeyTransform
-from django.db.models.functions import TruncWeek
 from django.http import Http404
 from django.utils import timezone
 
@@ -94,30 +92,36 @@ def _share(blocked: int, patches: int) -> float | None:
     return round(100.0 * blocked / patches, 1)
 
 
-def _figures_as_of(snapshots: list[dict[str, Any]], day: datetime.date) -> dict[str, Any] | None:
-    """The overview figures of one repository on ``day`` from its snapshot rows (sorted)."""
-    latest = None
-    patches = blocked = 0
-    window_start = day - datetime.timedelta(days=CHANGE_WINDOW_DAYS - 1)
-    for row in snapshots:
-        if row["day"] > day:
-            break
-        latest = row
-        if row["day"] >= window_start:
-            patches += row["patches"]
-            blocked += row["blocked"]
-    if latest is None:
+# The snapshot columns an overview row shows.
+_ROW_FIGURES = (
+    "active",
+    "expiring",
+    "expired",
+    "unacknowledged",
+    "skipped",
+    "xfail",
+    "freeze_days",
+)
+
+
+def _latest_day(first: datetime.date | None, last: datetime.date) -> Subquery:
+    """The day of the repository's (OuterRef) latest snapshot in ``[first, last]``."""
+    days = DebtSnapshot.objects.filter(repository=OuterRef("pk"), day__lte=last)
+    if first is not None:
+        days = days.filter(day__gte=first)
+    return Subquery(days.order_by("-day").values("day")[:1])
+
+
+def _figures(snapshot: dict[str, Any] | None, patches: int | None, blocked: int | None):
+    """The overview figures of one snapshot and the patches of the 30 days to its day."""
+    if snapshot is None:
         return None
-    figures = {
-        name: latest[name]
-        for name in ("active", "expiring", "expired", "unacknowledged", "skipped", "freeze_days")
-    }
-    figures["xfail"] = latest["xfail"]
-    figures["patches_30d"] = patches
-    figures["blocked_30d"] = blocked
-    figures["blocked_share"] = _share(blocked, patches)
+    figures = {name: snapshot[name] for name in _ROW_FIGURES}
+    figures["patches_30d"] = patches or 0
+    figures["blocked_30d"] = blocked or 0
+    figures["blocked_share"] = _share(figures["blocked_30d"], figures["patches_30d"])
     figures["debt"] = debt_score(figures)
-    figures["as_of"] = latest["day"]
+    figures["as_of"] = snapshot["day"]
     return figures
 
 
@@ -138,44 +142,65 @@ def overview_rows(
     each figure of ``OVERVIEW_FIGURES``, its value minus its value 30 days before ``end``
     (None when either side is unknown). ``start`` is the page's range and does not change the
     figures; it is taken so that every selector of a page has the same arguments.
+
+    Three queries, whatever the history: per repository the days of its two snapshots (through
+    the (repository, day) index), its four 30-day sums, then those snapshots.
     """
     del start  # the figures are "now" (= end) and "30 days before"
-    visible = list(_visible(user, repositories).order_by("slug").values("pk", "slug", "name"))
     before = end - datetime.timedelta(days=CHANGE_WINDOW_DAYS)
-    # Enough history for the earlier side's own 30-day blocked share.
+    # The earlier side counts only if a snapshot falls within the 30 days to it: an older one
+    # would be the same row as "now" for a repository that stopped being snapshotted.
     since = before - datetime.timedelta(days=CHANGE_WINDOW_DAYS - 1)
-    by_repository: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    rows = (
-        DebtSnapshot.objects.filter(
+    visible = list(
+        _visible(user, repositories)
+        .order_by("slug")
+        .annotate(
+            now_day=_latest_day(None, end),
+            then_day=_latest_day(since, before),
+        )
+        .values("pk", "slug", "name", "now_day", "then_day")
+    )
+    # The patches and blocked ones of the 30 days to each side, in one pass over 60 days.
+    now_window = Q(day__gt=before)
+    then_window = Q(day__lte=before)
+    sums = {
+        row.pop("repository_id"): row
+        for row in DebtSnapshot.objects.filter(
             repository__in=[r["pk"] for r in visible], day__gte=since, day__lte=end
         )
-        .order_by("repository_id", "day")
-        .values()
-    )
-    for row in rows:
-        by_repository[row["repository_id"]].append(row)
-    # A repository whose last snapshot is older than the window still has figures.
-    missing = [r["pk"] for r in visible if not by_repository.get(r["pk"])]
-    if missing:
-        older = (
-            DebtSnapshot.objects.filter(repository__in=missing, day__lt=since)
-            .order_by("repository_id", "-day")
-            .values()
+        .values("repository_id")
+        .annotate(
+            now_patches=Sum("patches", filter=now_window),
+            now_blocked=Sum("blocked", filter=now_window),
+            then_patches=Sum("patches", filter=then_window),
+            then_blocked=Sum("blocked", filter=then_window),
         )
-        seen: set[int] = set()
-        for row in older:
-            if row["repository_id"] not in seen:
-                seen.add(row["repository_id"])
-                by_repository[row["repository_id"]].append(row)
+        .order_by()
+    }
+    wanted = {(r["pk"], r[side]) for r in visible for side in ("now_day", "then_day") if r[side]}
+    snapshots = {
+        (row["repository_id"], row["day"]): row
+        for row in DebtSnapshot.objects.filter(
+            repository__in=[pk for pk, _ in wanted], day__in={day for _, day in wanted}
+        ).values("repository_id", "day", *_ROW_FIGURES)
+        if (row["repository_id"], row["day"]) in wanted
+    }
 
     result = []
-    zero = dict.fromkeys(
-        ("active", "expiring", "expired", "unacknowledged", "skipped", "xfail", "freeze_days"), 0
-    )
+    zero = dict.fromkeys(_ROW_FIGURES, 0)
     for repository in visible:
-        snapshots = by_repository.get(repository["pk"], [])
-        now = _figures_as_of(snapshots, end)
-        then = _figures_as_of(snapshots, before)
+        pk = repository["pk"]
+        counted = sums.get(pk, {})
+        now = _figures(
+            snapshots.get((pk, repository["now_day"])),
+            counted.get("now_patches"),
+            counted.get("now_blocked"),
+        )
+        then = _figures(
+            snapshots.get((pk, repository["then_day"])),
+            counted.get("then_patches"),
+            counted.get("then_blocked"),
+        )
         figures = now or {
             **zero,
             "patches_30d": 0,
@@ -185,9 +210,9 @@ def overview_rows(
             "as_of": None,
         }
         change: dict[str, float | int | None] = {}
+        # Unknown rather than zero when one side is missing, or both are the same old row.
+        unknown = now is None or then is None or now["as_of"] == then["as_of"]
         for name in OVERVIEW_FIGURES:
-            # Unknown rather than zero when one side is missing, or both are the same old row.
-            unknown = now is None or then is None or now["as_of"] == then["as_of"]
             if unknown or now[name] is None or then[name] is None:
                 change[name] = None
             else:
@@ -263,38 +288,29 @@ def debt_totals(
     of ``TOTAL_FIELDS`` (what ``charts.daily_totals`` makes of :func:`debt_series`). ``weekly``:
     one row per ISO week, sorted, with ``week`` (its Monday), ``patches``, ``blocked`` and
     ``share`` (percent, None without patches; what ``charts.blocked_share_table`` makes of
-    :func:`blocked_share_weekly`). Weeks cut by the range count only the days inside it. Two
-    queries, and rows per day or week rather than per repository and day.
+    :func:`blocked_share_weekly`). Weeks cut by the range count only the days inside it. One
+    query, and rows per day rather than per repository and day.
     """
-    snapshots = DebtSnapshot.objects.filter(
-        repository__in=_visible(user, repositories), day__gte=start, day__lte=end
-    )
-    daily = (
-        snapshots.values("day")
+    daily = [
+        {"date": row.pop("day"), **{name: row[f"total_{name}"] for name in TOTAL_FIELDS}}
+        for row in DebtSnapshot.objects.filter(
+            repository__in=_visible(user, repositories), day__gte=start, day__lte=end
+        )
+        .values("day")
         .annotate(**{f"total_{name}": Sum(name) for name in TOTAL_FIELDS})
         .order_by("day")
-    )
-    weekly = (
-        snapshots.annotate(week=TruncWeek("day"))
-        .values("week")
-        .annotate(total_patches=Sum("patches"), total_blocked=Sum("blocked"))
-        .order_by("week")
-    )
-    return {
-        "daily": [
-            {"date": row["day"], **{name: row[f"total_{name}"] for name in TOTAL_FIELDS}}
-            for row in daily
-        ],
-        "weekly": [
-            {
-                "week": row["week"],
-                "patches": row["total_patches"],
-                "blocked": row["total_blocked"],
-                "share": _share(row["total_blocked"], row["total_patches"]),
-            }
-            for row in weekly
-        ],
-    }
+    ]
+    # The weeks from the days: the same sums, without another pass over the snapshots.
+    weeks: dict[datetime.date, list[int]] = {}
+    for row in daily:
+        counts = weeks.setdefault(week_start(row["date"]), [0, 0])
+        counts[0] += row["patches"]
+        counts[1] += row["blocked"]
+    weekly = [
+        {"week": week, "patches": patches, "blocked": blocked, "share": _share(blocked, patches)}
+        for week, (patches, blocked) in weeks.items()
+    ]
+    return {"daily": daily, "weekly": weekly}
 
 
 def week_start(day: datetime.date) -> datetime.date:

@@ -244,6 +244,18 @@ def test_overview_sorts_by_debt_and_shows_the_30_day_change(client, db, staff):
     assert ">+9<" in page
 
 
+def test_overview_rows_escape_what_users_named(client, db, staff):
+    repository, _, _ = make_repository("odd", days=40)
+    repository.name = 'Odd <script>alert("x")</script> & co'
+    repository.save()
+    page = login(client, staff).get(reverse("dashboards:index")).content.decode()
+    row = page[page.index('href="/r/odd/') :]
+    row = row[: row.index("</tr>")]
+    assert "<script>" not in row
+    assert "Odd &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; co</a>" in row
+    assert "<code>odd</code>" in row
+
+
 def test_overview_charts_reach_the_page_as_json_data_not_script(client, world, staff):
     page = login(client, staff).get(reverse("dashboards:index")).content.decode()
     for chart in ("freeze-debt", "skip-debt", "blocked-share"):
