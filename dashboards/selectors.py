@@ -475,9 +475,21 @@ def repository_detail(
         if row["status"] in ("active", "expiring", "expired") and not row["acknowledged"]
     )
 
+    # Of each event's freeze and ledger version only the names: a version holds the ledger's
+    # whole text and its freezes, for each of 200 events.
     events = (
         FreezeEvent.objects.filter(repository=repository)
         .select_related("freeze", "ledger_version")
+        .only(
+            "kind",
+            "silent",
+            "chain",
+            "created_at",
+            "before",
+            "after",
+            "freeze__freeze_id",
+            "ledger_version__sha",
+        )
         .order_by("-created_at", "-pk")[:200]
     )
     history = [
@@ -501,7 +513,7 @@ def repository_detail(
     recent = (
         Patch.objects.filter(repository=repository)
         .select_related("report")
-        .defer("report__body")
+        .only("ref", "title", "author", "created_at", "report__status", "report__verdict")
         .annotate(report_problems=KeyTransform("problems", "report__body"))
         .order_by("-created_at", "-pk")[:RECENT_PATCHES]
     )

@@ -119,6 +119,12 @@ def chart_panel(
     }
 
 
+def text_html(value: object) -> str:
+    """Text for HTML, as Django's escape makes it, without its lazy-string wrapper: tables
+    built in Python call this for every cell."""
+    return html.escape(str(value))
+
+
 def _cell(value: Any) -> str:
     """One table cell's text, HTML-escaped."""
     if value is None:

@@ -14,14 +14,13 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import dateformat, timezone
-from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.timezone import localtime
 from django.views.decorators.http import require_GET
 
 from dashboards import charts, exports, selectors
 from dashboards.actions import overview_actions
-from dashboards.views.common import Filters, change_text, chart_panel, weekly_from_series
+from dashboards.views.common import Filters, change_text, chart_panel, text_html, weekly_from_series
 from evidence.models import Repository
 
 OVERVIEW_COLUMNS = (
@@ -65,28 +64,28 @@ def _table_body(rows: list[dict[str, Any]], filters: Filters) -> SafeString:
     dates = f"?start={filters.start.isoformat()}&amp;end={filters.end.isoformat()}"
     lines = []
     for row in rows:
-        slug = escape(row["slug"])
-        href = escape(link.replace("-slug-", quote(row["slug"], safe="")))
-        head = f'<a href="{href}{dates}">{escape(row["name"])}</a> <code>{slug}</code>'
+        slug = text_html(row["slug"])
+        href = text_html(link.replace("-slug-", quote(row["slug"], safe="")))
+        head = f'<a href="{href}{dates}">{text_html(row["name"])}</a> <code>{slug}</code>'
         if not row["as_of"]:
             head += "<br><small>no snapshot yet</small>"
         cells = [f'<th scope="row">{head}</th>']
         for cell in row["cells"]:
-            title = f' title="{escape(cell["title"])}"' if cell["title"] else ""
-            text = escape(cell["value"])
+            title = f' title="{text_html(cell["title"])}"' if cell["title"] else ""
+            text = text_html(cell["value"])
             change = cell["change"]
             if change:
                 text += (
-                    f' <small class="{escape(change["class"])}" title="change over 30 days">'
-                    f"{escape(change['text'])}</small>"
+                    f' <small class="{text_html(change["class"])}" title="change over 30 days">'
+                    f"{text_html(change['text'])}</small>"
                 )
             answer = row.get("answer")
             if cell["key"] == "unacknowledged" and answer:
                 at = dateformat.format(localtime(answer["at"]), "Y-m-d H:i e")
                 about = f"latest owner answer: {answer['freeze_id']}, {answer['owner']}, {at}"
                 text += (
-                    f'<br><small class="answer" title="{escape(about)}">'
-                    f"{escape(answer['text'])}</small>"
+                    f'<br><small class="answer" title="{text_html(about)}">'
+                    f"{text_html(answer['text'])}</small>"
                 )
             cells.append(f'<td class="num"{title}>{text}</td>')
         lines.append(f"<tr>{''.join(cells)}</tr>")

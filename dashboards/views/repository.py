@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable
 from typing import Any
 
@@ -12,12 +13,14 @@ from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import dateformat, timezone
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.timezone import localtime
 from django.views.decorators.http import require_GET, require_http_methods
 
 from dashboards import charts, exports, selectors
 from dashboards.actions import repository_actions
-from dashboards.views.common import Filters, chart_panel, weekly_from_series
+from dashboards.views.common import Filters, chart_panel, text_html, weekly_from_series
 from evidence.models import Repository
 from freezedebt_ci.policy import DEFAULT_SEVERITIES, SEVERITIES
 from ledger.services import policy_update
@@ -150,6 +153,8 @@ def _repository_page(
         **detail,
         **repository_actions(detail["freezes"]),
         "history": detail["history"][:HISTORY_ROWS],
+        "history_rows": _history_rows(detail["history"][:HISTORY_ROWS], slug),
+        "patch_rows": _patch_rows(detail["patches"], slug),
         "history_total": len(detail["history"]),
         "filters": filters,
         "charts": chart_list,
@@ -159,6 +164,50 @@ def _repository_page(
         "policy_changes": [_policy_change(change) for change in detail["policy"]["changes"]],
     }
     return render(request, "dashboards/repository.html", context, status=status)
+
+
+# The patches and history tables, rows as HTML: built here rather than with template loops,
+# which took more time than reading them (50 patches and up to 60 events per page).
+
+
+_NONE = '<span class="empty">none</span>'
+
+
+def _minute(moment: datetime.datetime) -> str:
+    return dateformat.format(localtime(moment), "Y-m-d H:i")
+
+
+def _patch_rows(patches: list[dict[str, Any]], slug: str) -> SafeString:
+    link = text_html(reverse("dashboards:patch", args=[slug, 0])[: -len("0/")])
+    lines = []
+    for row in patches:
+        codes = " ".join(f"<code>{text_html(code)}</code>" for code in row["codes"]) or _NONE
+        verdict = text_html(row["verdict"])
+        lines.append(
+            f'<tr><th scope="row"><a href="{link}{row["id"]}/">{text_html(row["ref"])}</a></th>'
+            f"<td>{text_html(row['title'])}</td><td>{text_html(row['author'])}</td>"
+            f"<td>{_minute(row['created_at'])}</td>"
+            f'<td><span class="badge {verdict}">{verdict}</span></td><td>{codes}</td></tr>'
+        )
+    return mark_safe("\n".join(lines))  # noqa: S308 - every piece of text above is escaped
+
+
+_SILENT = ' <span class="badge silent" title="renewed without a new reason">silent renewal</span>'
+
+
+def _history_rows(history: list[dict[str, Any]], slug: str) -> SafeString:
+    lines = []
+    for event in history:
+        href = text_html(reverse("dashboards:freeze", args=[slug, event["freeze_id"]]))
+        silent = _SILENT if event["silent"] else ""
+        chain = event["chain"] if event["kind"] == "renewed" else "\N{EN DASH}"
+        lines.append(
+            f"<tr><td>{_minute(event['created_at'])}</td>"
+            f'<td><a href="{href}">{text_html(event["freeze_id"])}</a></td>'
+            f'<td>{text_html(event["kind"])}{silent}</td><td class="num">{text_html(chain)}</td>'
+            f"<td><code>{text_html(event['sha'][:12])}</code></td></tr>"
+        )
+    return mark_safe("\n".join(lines))  # noqa: S308 - every piece of text above is escaped
 
 
 def _policy_change(change: Any) -> dict[str, Any]:
