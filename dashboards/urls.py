@@ -11,5 +11,6 @@ urlpatterns = [
     path("r/<str:slug>/policy/", views.policy_edit, name="policy-edit"),
     path("r/<str:slug>/export/<slug:name>.csv", views.repository_export, name="repository-export"),
     path("r/<str:slug>/patches/<int:patch_id>/", views.patch, name="patch"),
-    path("r/<str:slug>/freezes/<str:freeze_id>/", views.freeze, name="freeze"),
+    # A freeze id may be a node id (the ledger's map form): slashes and all.
+    path("r/<str:slug>/freezes/<path:freeze_id>/", views.freeze, name="freeze"),
 ]

@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils import dateformat, timezone
+from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.timezone import localtime
 from django.views.decorators.http import require_GET, require_http_methods
@@ -174,7 +174,8 @@ _NONE = '<span class="empty">none</span>'
 
 
 def _minute(moment: datetime.datetime) -> str:
-    return dateformat.format(localtime(moment), "Y-m-d H:i")
+    """As the date filter's "Y-m-d H:i" shows it, in the current time zone."""
+    return localtime(moment).strftime("%Y-%m-%d %H:%M")
 
 
 def _patch_rows(patches: list[dict[str, Any]], slug: str) -> SafeString:

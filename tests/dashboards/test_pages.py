@@ -554,3 +554,21 @@ def test_a_repeated_overview_is_answered_from_the_cache(
     # The session, the user and the visible repositories; no snapshot is read again.
     with django_assert_max_num_queries(3):
         assert client.get(reverse("dashboards:index")).status_code == 200
+
+
+def test_a_freeze_named_by_its_node_id_has_working_links(client, db, staff):
+    # The ledger's map form names each freeze by the node id it freezes: slashes, colons and
+    # brackets in a URL path segment.
+    repository, _, _ = make_repository("mapped", freezes=0)
+    nodeid = "tests/unit/test_pricing.py::TestRound::test_half[0.5-up]"
+    freeze = FreezeFactory(repository=repository, freeze_id=nodeid, nodeid=nodeid)
+    FreezeEventFactory(freeze=freeze)
+    login(client, staff)
+    page = client.get(reverse("dashboards:repository", args=["mapped"])).content.decode()
+    links = set(re.findall(r'href="(/r/mapped/freezes/[^"#]+)"', page))
+    assert links == {
+        "/r/mapped/freezes/tests/unit/test_pricing.py::TestRound::test_half%5B0.5-up%5D/"
+    }
+    freeze_page = client.get(links.pop())
+    assert freeze_page.status_code == 200
+    assert nodeid in freeze_page.content.decode()
