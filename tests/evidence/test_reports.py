@@ -1,7 +1,6 @@
 import datetime
 
 import pytest
-import time_machine
 
 from evidence.models import Report, Run
 from evidence.reports import (
@@ -23,7 +22,6 @@ from tests.factories import PatchFactory, RepositoryFactory
 from tests.ledger.test_sync import freeze_toml
 
 TODAY = datetime.date(2026, 11, 30)
-NOON = datetime.datetime(2026, 11, 30, 12, tzinfo=datetime.UTC)
 BASE_SHA, HEAD_SHA = "b" * 40, "e" * 40
 
 BASE = {
@@ -42,12 +40,6 @@ HEAD = {
 CHANGED = ["M\tsrc/pricing/rounding.py", "A\ttests/test_pricing.py"]
 
 pytestmark = pytest.mark.usefixtures("frozen_today")
-
-
-@pytest.fixture
-def frozen_today():
-    with time_machine.travel(NOON, tick=False):
-        yield
 
 
 @pytest.fixture

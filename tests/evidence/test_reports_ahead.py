@@ -1,11 +1,9 @@
 """Reports computed by the ingest of the run that completes them, while its results are stored."""
 
-import datetime
 import gzip
 import hashlib
 
 import pytest
-import time_machine
 from django.utils import timezone
 
 from evidence import reports
@@ -15,7 +13,6 @@ from evidence.reports import report_compute, reports_ahead, store_reports_ahead
 from tests.evidence.bodies import evidence, record
 from tests.factories import PatchFactory, RunFactory
 
-NOON = datetime.datetime(2026, 11, 30, 12, tzinfo=datetime.UTC)
 BASE_SHA, HEAD_SHA = "b" * 40, "e" * 40
 BASE = evidence(
     [
@@ -34,12 +31,6 @@ HEAD = evidence(
 )
 
 pytestmark = pytest.mark.usefixtures("frozen_today")
-
-
-@pytest.fixture
-def frozen_today():
-    with time_machine.travel(NOON, tick=False):
-        yield
 
 
 @pytest.fixture
