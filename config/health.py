@@ -1,4 +1,9 @@
-"""/healthz: answers 200 only when the database answers, for load balancers and orchestrators."""
+"""/healthz: answers 200 only when the database answers, for load balancers and orchestrators.
+
+Answered by :class:`HealthCheckMiddleware`, first in the stack, before anything reads the Host
+header: probes (the image's HEALTHCHECK, an orchestrator, a load balancer) call the process by
+its address, which ALLOWED_HOSTS rightly does not list, and would get 400 otherwise.
+"""
 
 import logging
 
@@ -26,3 +31,15 @@ def healthz(request: HttpRequest) -> JsonResponse:
             status=503,
         )
     return JsonResponse({"status": "ok", "database": "ok"})
+
+
+class HealthCheckMiddleware:
+    """Answers /healthz itself, before host validation, redirects and sessions."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest):
+        if request.path_info == "/healthz":
+            return healthz(request)
+        return self.get_response(request)

@@ -2,8 +2,6 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from config.health import healthz
-
 urlpatterns = [
     path("", include("dashboards.urls")),
     path("", include("ledger.urls")),
@@ -11,7 +9,6 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("config.api_urls")),
-    path("healthz", healthz, name="healthz"),
 ]
 
 handler404 = "config.api.page_not_found"

@@ -29,8 +29,7 @@ if env_bool("TRUST_X_FORWARDED_PROTO", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=True)
-# Load balancers probe plain HTTP; a redirect would read as "down".
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+# /healthz is answered before this redirect (config.health): probes call plain HTTP.
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", default=31_536_000, min_value=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=True)
