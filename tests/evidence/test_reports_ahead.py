@@ -2,8 +2,11 @@
 
 import gzip
 import hashlib
+import threading
 
 import pytest
+from django.conf import settings as django_settings
+from django.db import connection
 from django.utils import timezone
 
 from evidence import reports
@@ -11,7 +14,7 @@ from evidence.ingest import run_ingest
 from evidence.models import Report, Run, RunOutcomes
 from evidence.reports import report_compute, reports_ahead, store_reports_ahead
 from tests.evidence.bodies import evidence, record
-from tests.factories import PatchFactory, RunFactory
+from tests.factories import PatchFactory, RepositoryFactory, RunFactory
 
 BASE_SHA, HEAD_SHA = "b" * 40, "e" * 40
 BASE = evidence(
@@ -177,3 +180,57 @@ def test_a_failure_computing_it_leaves_the_run_stored_and_the_report_to_the_task
     assert not Report.objects.filter(patch=patch).exists()
     assert enqueued == [patch.pk]
     assert "not computed by the ingest" in caplog.text
+
+
+@pytest.mark.skipif(
+    not django_settings.DATABASES["default"]["ENGINE"].endswith("postgresql"),
+    reason="SQLite serialises every writer; the race of a patch's two runs needs PostgreSQL "
+    "(DATABASE_URL=postgres://…)",
+)
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("round_", range(3))
+def test_base_and_head_ingested_at_once_leave_a_ready_report(round_, monkeypatch):
+    # Each ingest computes the report before the other has committed, so each sees the other
+    # run missing. Whichever stores last must notice and leave it to the task, which reads both.
+    from evidence.reports import report_compute
+
+    tasks: list[int] = []
+    monkeypatch.setattr(reports, "enqueue_report", tasks.append)
+    repository = RepositoryFactory()
+    patch = _patch(repository)
+    many = [record(f"tests/test_bulk.py::test_{n}") for n in range(3_000)]
+    runs = [
+        RunFactory(
+            repository=repository,
+            sha=sha,
+            raw=gzip.compress(body),
+            raw_size=len(body),
+            content_sha256=hashlib.sha256(body).hexdigest(),
+        )
+        for sha, body in ((BASE_SHA, evidence(many)), (HEAD_SHA, evidence(many[1:])))
+    ]
+    barrier = threading.Barrier(len(runs))
+    failures: list[BaseException] = []
+
+    def ingest_one(run_id: int) -> None:
+        try:
+            barrier.wait()
+            run_ingest(run_id=run_id)
+        except BaseException as error:
+            failures.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=ingest_one, args=(run.pk,)) for run in runs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not failures
+
+    # What the enqueued task does once both commits are done.
+    for patch_id in tasks:
+        report_compute(patch_id=patch_id)
+    report = Report.objects.get(patch=patch)
+    assert report.status == "ready", (tasks, report.body["problems"])
+    assert "lost-tests" in [problem["code"] for problem in report.body["problems"]]
