@@ -8,5 +8,5 @@ class EvidenceConfig(AppConfig):
     def ready(self) -> None:
         # schema registers the OpenAPI description of the token authentications;
         # reports registers the report task, which lives beside its service rather than in the
-        # tasks module Celery discovers.
-        from evidence import reports, schema  # noqa: F401
+        # tasks module Celery discovers; signals makes deleting a run wait for its ingest.
+        from evidence import reports, schema, signals  # noqa: F401

@@ -2,6 +2,7 @@ import datetime
 import gzip
 import hashlib
 import threading
+import time
 
 import pytest
 from django.conf import settings as django_settings
@@ -334,3 +335,49 @@ def test_concurrent_runs_interning_the_same_names_store_all_their_results(
         run.refresh_from_db()
         assert run.status == Run.Status.READY
         assert TestResult.objects.filter(run=run).count() == len(shared) + 1
+
+
+@pytest.mark.skipif(
+    not django_settings.DATABASES["default"]["ENGINE"].endswith("postgresql"),
+    reason="SQLite serialises every writer; a deletion racing an ingest needs PostgreSQL "
+    "(DATABASE_URL=postgres://…)",
+)
+@pytest.mark.django_db(transaction=True)
+def test_deleting_a_run_while_it_is_ingested_leaves_no_results_behind(
+    reports_enqueued, monkeypatch
+):
+    run = _received(evidence([record(f"tests/test_bulk.py::test_{n}") for n in range(3_000)]))
+    stored = threading.Event()
+    real_store = ingest._store
+
+    def store_then_linger(run, rows, **kwargs):
+        done = real_store(run, rows, **kwargs)
+        stored.set()  # the results are written, not committed yet
+        time.sleep(0.5)
+        return done
+
+    monkeypatch.setattr(ingest, "_store", store_then_linger)
+    failures: list[BaseException] = []
+
+    def in_thread(work) -> threading.Thread:
+        def body() -> None:
+            try:
+                work()
+            except BaseException as error:
+                failures.append(error)
+            finally:
+                connection.close()
+
+        thread = threading.Thread(target=body)
+        thread.start()
+        return thread
+
+    ingesting = in_thread(lambda: run_ingest(run_id=run.pk))
+    assert stored.wait(timeout=30)
+    deleting = in_thread(lambda: Run.objects.get(pk=run.pk).delete())
+    for thread in (ingesting, deleting):
+        thread.join(timeout=60)
+
+    assert not failures
+    assert not Run.objects.filter(pk=run.pk).exists()
+    assert not TestResult.objects.filter(run_id=run.pk).exists()
