@@ -293,32 +293,38 @@ def reports_ahead(run: Run, outcomes: dict[str, str]) -> list[ReportAhead]:
     The ingest then stores each body with :func:`store_reports_ahead` in its transaction.
     """
     assert run.exit_code is not None  # noqa: S101 - the ingest has read it
+    # Not the run reports take for its commit when a later attempt exists: then none of them.
+    latest = Run.objects.only("pk").latest_attempt(
+        repository=run.repository, sha=run.sha, label=run.label
+    )
+    if latest is None or latest.pk != run.pk:
+        return []
     evidence = Evidence(run.exit_code, outcomes, _meta(run))  # as run_evidence reads it
-    patches = (
+    patches = list(
         Patch.objects.touching_run(run)
         .filter(label=run.label)
-        .select_related("repository")
+        .select_related("repository")  # store_reports_ahead reads it again
         .order_by("pk")[:REPORTS_AHEAD]
     )
+    if not patches:
+        return []
+    # Every patch is of the run's repository: its ledger and policy are read once.
+    shared = {
+        "freezes": ledger_freezes(run.repository),
+        "today": timezone.localdate(),
+        "policy": rules_policy(run.repository),
+    }
     ahead = []
     for patch in patches:
-        runs = []
-        for sha in (patch.base_sha, patch.head_sha):
-            if sha == run.sha:
-                # Not the run reports take for this commit when a later attempt exists.
-                latest = Run.objects.only("pk").latest_attempt(
-                    repository=patch.repository, sha=sha, label=patch.label
-                )
-                runs.append(run if latest is not None and latest.pk == run.pk else None)
-            else:
-                runs.append(run_for_report(repository=patch.repository, sha=sha, label=run.label))
-        if run not in runs:
-            continue
+        runs = [
+            run
+            if sha == run.sha
+            else run_for_report(repository=run.repository, sha=sha, label=run.label)
+            for sha in (patch.base_sha, patch.head_sha)
+        ]
         inputs = {
-            "freezes": ledger_freezes(patch.repository),
+            **shared,
             "changes": patch_changes(patch),
-            "today": timezone.localdate(),
-            "policy": rules_policy(patch.repository),
             "ledger_changed": patch.ledger_changed,
         }
 
