@@ -3,16 +3,18 @@ import gzip
 import hashlib
 import threading
 import time
+from functools import partial
 
 import pytest
 from django.conf import settings as django_settings
-from django.db import OperationalError, connection
+from django.db import OperationalError
 from django.utils import timezone
 
 from evidence import ingest
 from evidence.ingest import run_ingest, runs_requeue_received
 from evidence.models import Run, TestName, TestResult
 from evidence.tasks import ingest_run, sweep_received_runs
+from tests.concurrency import at_once
 from tests.evidence.bodies import JUNIT, JUNIT_BUCKETS, MIXED, MIXED_BUCKETS, evidence, record
 from tests.factories import RepositoryFactory, RunFactory
 
@@ -311,25 +313,8 @@ def test_concurrent_runs_interning_the_same_names_store_all_their_results(
         )
         for n in range(2)
     ]
-    barrier = threading.Barrier(len(runs))
-    failures: list[BaseException] = []
+    at_once(*[partial(run_ingest, run_id=run.pk) for run in runs])
 
-    def ingest_one(run_id: int) -> None:
-        try:
-            barrier.wait()
-            run_ingest(run_id=run_id)
-        except BaseException as error:
-            failures.append(error)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=ingest_one, args=(run.pk,)) for run in runs]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-
-    assert not failures
     assert TestName.objects.filter(repository=repository).count() == len(shared) + 2
     for run in runs:
         run.refresh_from_db()
@@ -357,27 +342,12 @@ def test_deleting_a_run_while_it_is_ingested_leaves_no_results_behind(
         return done
 
     monkeypatch.setattr(ingest, "_store", store_then_linger)
-    failures: list[BaseException] = []
 
-    def in_thread(work) -> threading.Thread:
-        def body() -> None:
-            try:
-                work()
-            except BaseException as error:
-                failures.append(error)
-            finally:
-                connection.close()
+    def delete_once_stored() -> None:
+        assert stored.wait(timeout=30)
+        Run.objects.get(pk=run.pk).delete()
 
-        thread = threading.Thread(target=body)
-        thread.start()
-        return thread
+    at_once(partial(run_ingest, run_id=run.pk), delete_once_stored)
 
-    ingesting = in_thread(lambda: run_ingest(run_id=run.pk))
-    assert stored.wait(timeout=30)
-    deleting = in_thread(lambda: Run.objects.get(pk=run.pk).delete())
-    for thread in (ingesting, deleting):
-        thread.join(timeout=60)
-
-    assert not failures
     assert not Run.objects.filter(pk=run.pk).exists()
     assert not TestResult.objects.filter(run_id=run.pk).exists()

@@ -2,17 +2,17 @@
 
 import gzip
 import hashlib
-import threading
+from functools import partial
 
 import pytest
 from django.conf import settings as django_settings
-from django.db import connection
 from django.utils import timezone
 
 from evidence import reports
 from evidence.ingest import run_ingest
 from evidence.models import Report, Run, RunOutcomes
 from evidence.reports import report_compute, reports_ahead, store_reports_ahead
+from tests.concurrency import at_once
 from tests.evidence.bodies import evidence, record
 from tests.factories import PatchFactory, RepositoryFactory, RunFactory
 
@@ -209,24 +209,7 @@ def test_base_and_head_ingested_at_once_leave_a_ready_report(round_, monkeypatch
         )
         for sha, body in ((BASE_SHA, evidence(many)), (HEAD_SHA, evidence(many[1:])))
     ]
-    barrier = threading.Barrier(len(runs))
-    failures: list[BaseException] = []
-
-    def ingest_one(run_id: int) -> None:
-        try:
-            barrier.wait()
-            run_ingest(run_id=run_id)
-        except BaseException as error:
-            failures.append(error)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=ingest_one, args=(run.pk,)) for run in runs]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert not failures
+    at_once(*[partial(run_ingest, run_id=run.pk) for run in runs])
 
     # What the enqueued task does once both commits are done.
     for patch_id in tasks:

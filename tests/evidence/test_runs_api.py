@@ -1,12 +1,10 @@
 import gzip
 import hashlib
 import io
-import threading
 import tracemalloc
 
 import pytest
 from django.conf import settings as django_settings
-from django.db import connection
 from django.test import Client
 from kombu.exceptions import OperationalError as BrokerError
 
@@ -15,6 +13,7 @@ from evidence.ingest import runs_requeue_received
 from evidence.models import Run, TestName, TestResult, UploadToken
 from evidence.services import repository_create, token_create
 from evidence.tasks import ingest_run
+from tests.concurrency import at_once
 from tests.evidence.bodies import (
     BILLION_LAUGHS,
     JUNIT,
@@ -220,29 +219,13 @@ def test_concurrent_identical_uploads_store_one_run():
     repository = repository_create(slug="racing")
     _, token = token_create(repository=repository, scope=UploadToken.Scope.EVIDENCE)
     threads_count = 20
-    barrier = threading.Barrier(threads_count)
-    answers: list[tuple[int, int]] = []
-    failures: list[BaseException] = []
 
-    def send() -> None:
-        try:
-            client = Client()
-            barrier.wait()
-            response = _post(client, token, MIXED)
-            answers.append((response.status_code, response.json()["id"]))
-        except BaseException as error:
-            failures.append(error)
-        finally:
-            connection.close()
+    def send() -> tuple[int, int]:
+        response = _post(Client(), token, MIXED)
+        return response.status_code, response.json()["id"]
 
-    threads = [threading.Thread(target=send) for _ in range(threads_count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
+    answers = at_once(*[send] * threads_count)
 
-    assert not failures
-    assert len(answers) == threads_count
     run = Run.objects.get()
     assert {run_id for _, run_id in answers} == {run.pk}
     statuses = sorted(code for code, _ in answers)

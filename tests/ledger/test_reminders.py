@@ -1,17 +1,16 @@
 import datetime
 import smtplib
-import threading
 
 import pytest
 import time_machine
 from django.conf import settings as django_settings
 from django.core import mail
 from django.core.management import CommandError, call_command
-from django.db import connection
 
 from ledger.models import DigestClaim, FreezeAction, Owner, ReminderClaim
 from ledger.reminders import CLAIM_LEASE, ReminderDeliveryFailed, milestone_for, reminders_send
 from ledger.tasks import send_freeze_reminders
+from tests.concurrency import at_once
 from tests.factories import FreezeFactory, UserFactory
 
 ON_POSTGRESQL = django_settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
@@ -404,26 +403,8 @@ def test_concurrent_runs_send_each_reminder_and_digest_once():
     UserFactory(username="lead", email="lead@example.com", is_staff=True)
     for number in range(5):
         FreezeFactory(freeze_id=f"FRZ-{number}", owner="team-payments", expires=EXPIRES)
-    workers = 8
-    barrier = threading.Barrier(workers)
-    failures: list[BaseException] = []
+    at_once(*[lambda: reminders_send(today=day("2026-11-29"))] * 8)
 
-    def run() -> None:
-        try:
-            barrier.wait()
-            reminders_send(today=day("2026-11-29"))
-        except BaseException as error:
-            failures.append(error)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run) for _ in range(workers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-
-    assert not failures
     assert len(owner_mails()) == 5
     assert len(digests()) == 1
     assert ReminderClaim.objects.filter(sent_at__isnull=False).count() == 5
