@@ -427,6 +427,11 @@ def _policy(repository: Repository) -> dict[str, Any]:
     }
 
 
+# What the pages show of a ledger event: of its ledger version only the sha, since a version
+# holds the ledger's whole text and its freezes, once per event read.
+_EVENT_FIELDS = ("kind", "silent", "chain", "created_at", "before", "after", "ledger_version__sha")
+
+
 def repository_detail(
     *,
     user,
@@ -475,21 +480,10 @@ def repository_detail(
         if row["status"] in ("active", "expiring", "expired") and not row["acknowledged"]
     )
 
-    # Of each event's freeze and ledger version only the names: a version holds the ledger's
-    # whole text and its freezes, for each of 200 events.
     events = (
         FreezeEvent.objects.filter(repository=repository)
         .select_related("freeze", "ledger_version")
-        .only(
-            "kind",
-            "silent",
-            "chain",
-            "created_at",
-            "before",
-            "after",
-            "freeze__freeze_id",
-            "ledger_version__sha",
-        )
+        .only(*_EVENT_FIELDS, "freeze__freeze_id")
         .order_by("-created_at", "-pk")[:200]
     )
     history = [
@@ -664,6 +658,7 @@ def freeze_detail(*, user, repository_slug: str, freeze_id: str) -> dict[str, An
         }
         for event in FreezeEvent.objects.filter(freeze=freeze)
         .select_related("ledger_version")
+        .only(*_EVENT_FIELDS)
         .order_by("created_at", "pk")
     ]
     runs = list(
