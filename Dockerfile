@@ -34,5 +34,7 @@ USER freezedebt
 EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD python -c "import urllib.request,sys; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=4).status == 200 else 1)"
+# No --forwarded-allow-ips: gunicorn would then mark any caller's "X-Forwarded-Proto: https"
+# as HTTPS; trusting a proxy's header is Django's TRUST_X_FORWARDED_PROTO alone.
 CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", \
-     "--access-logfile", "-", "--forwarded-allow-ips", "*"]
+     "--access-logfile", "-"]
