@@ -1,9 +1,5 @@
 """Settings for the test suite: SQLite by default, PostgreSQL when DATABASE_URL is set."""
 
-from django.core.exceptions import ImproperlyConfigured
-
-from config.env import env_bool, env_is_set
-
 from .base import *  # noqa: F403
 
 DEBUG = False
@@ -24,8 +20,5 @@ CACHES = {
     }
 }
 
-# Eager by default; a live worker only when both a broker and the intent are given.
-_LIVE_WORKER = env_bool("FREEZEDEBT_TEST_LIVE_WORKER", default=False)
-if _LIVE_WORKER and not env_is_set("CELERY_BROKER_URL"):
-    raise ImproperlyConfigured("FREEZEDEBT_TEST_LIVE_WORKER needs CELERY_BROKER_URL.")
-CELERY_TASK_ALWAYS_EAGER = not _LIVE_WORKER
+# Tasks run in-process; the end-to-end tests (tests/e2e) start a real worker of their own.
+CELERY_TASK_ALWAYS_EAGER = True

@@ -24,7 +24,6 @@ _SETTINGS_VARIABLES = (
     "DEBUG",
     "SECURE_SSL_REDIRECT",
     "SECURE_HSTS_SECONDS",
-    "FREEZEDEBT_TEST_LIVE_WORKER",
     "CELERY_TASK_ALWAYS_EAGER",
 )
 
@@ -133,27 +132,6 @@ def test_test_settings_run_tasks_eagerly_without_a_live_worker():
         {"CELERY_BROKER_URL": "redis://127.0.0.1:6379/9"},
     )
     assert values["CELERY_TASK_ALWAYS_EAGER"] is True
-
-
-def test_test_settings_use_a_live_worker_when_asked_with_a_broker():
-    values = _settings_of(
-        "config.settings.test",
-        ["CELERY_TASK_ALWAYS_EAGER", "CELERY_BROKER_URL"],
-        {"CELERY_BROKER_URL": "redis://127.0.0.1:6379/9", "FREEZEDEBT_TEST_LIVE_WORKER": "1"},
-    )
-    assert values == {
-        "CELERY_TASK_ALWAYS_EAGER": False,
-        "CELERY_BROKER_URL": "redis://127.0.0.1:6379/9",
-    }
-
-
-def test_test_settings_refuse_a_live_worker_without_a_broker():
-    result = _run(
-        ["-c", "import django; django.setup()"],
-        {"DJANGO_SETTINGS_MODULE": "config.settings.test", "FREEZEDEBT_TEST_LIVE_WORKER": "1"},
-    )
-    assert result.returncode != 0
-    assert "CELERY_BROKER_URL" in result.stderr
 
 
 def test_test_settings_honour_database_url():
