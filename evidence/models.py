@@ -131,6 +131,14 @@ class RunQuerySet(models.QuerySet["Run"]):
         return self.filter(status=Run.Status.RECEIVED, created_at__lt=received_before)
 
 
+class _RunsWithoutUpload(models.Manager["Run"]):
+    """Runs without their stored upload, which may be tens of MiB: the manager Django uses
+    behind the scenes (deletion cascades, related access, ``refresh_from_db``)."""
+
+    def get_queryset(self) -> models.QuerySet["Run"]:
+        return super().get_queryset().defer("raw")
+
+
 class Run(TimeStamped):
     class Status(models.TextChoices):
         RECEIVED = "received"
@@ -158,8 +166,12 @@ class Run(TimeStamped):
     parsed_at = models.DateTimeField(null=True, blank=True)
 
     objects = RunQuerySet.as_manager()
+    # Deleting a repository loads its runs whole (the pre_delete lock in evidence.signals
+    # needs instances): without their uploads.
+    without_upload = _RunsWithoutUpload()
 
     class Meta:
+        base_manager_name = "without_upload"
         ordering = ["-created_at"]
         constraints = [
             # Repeated uploads of one attempt store one run (200 same content, 409 other);

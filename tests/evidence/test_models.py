@@ -65,6 +65,21 @@ def test_deleting_a_repository_removes_everything_it_owns(db):
         assert not model.objects.exists(), model.__name__
 
 
+def test_deleting_a_repository_never_loads_the_stored_uploads(db, django_assert_max_num_queries):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    repository = RepositoryFactory()
+    for number in range(3):
+        TestResultFactory(run=RunFactory(repository=repository, sha=f"{number:040x}"))
+    with CaptureQueriesContext(connection) as queries:
+        repository.delete()
+    assert not Run.objects.exists()
+    selects = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("SELECT")]
+    assert selects, "the cascade reads the runs it deletes"
+    assert not [sql for sql in selects if '"raw"' in sql], selects
+
+
 # --- UploadToken -----------------------------------------------------------------------------
 
 
