@@ -5,12 +5,14 @@ Every error answer, whatever raised it, is ``{"error": {"code", "message", "deta
 (field errors for ``invalid``, ``retry_after`` for ``throttled``, else empty).
 """
 
+import logging
 import math
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 from drf_spectacular.utils import OpenApiResponse, inline_serializer
@@ -19,9 +21,13 @@ from rest_framework.response import Response
 from rest_framework.serializers import as_serializer_error
 from rest_framework.views import set_rollback
 
-from config.exceptions import PayloadTooLarge
+from config.exceptions import PayloadTooLarge, ServiceUnavailable
+
+logger = logging.getLogger(__name__)
 
 API_PREFIX = "/api/"
+# What a 503 asks the client to wait: a database restart or failover takes seconds.
+UNAVAILABLE_RETRY_AFTER = 5
 
 
 # DRF's own codes are kept, except where the contract names the condition differently.
@@ -56,6 +62,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     elif isinstance(exc, DjangoValidationError):
         # Services validate with Django's ValidationError; the API shows it like a serializer's.
         exc = exceptions.ValidationError(as_serializer_error(exc))
+    elif isinstance(exc, OperationalError | InterfaceError):
+        # The database is down or unreachable: nothing was stored, and the same request will
+        # do once it is back. A 503 says so, and the CI client retries it (a 500 it does not).
+        logger.error("database unavailable: %s", exc, exc_info=exc)
+        exc = ServiceUnavailable()
     if not isinstance(exc, exceptions.APIException):
         return None
 
@@ -75,6 +86,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         headers["Retry-After"] = str(retry_after)
         details = {**details, "retry_after": retry_after}
         message = f"Too many requests; retry in {retry_after} s."
+    if isinstance(exc, ServiceUnavailable):
+        headers["Retry-After"] = str(UNAVAILABLE_RETRY_AFTER)
 
     set_rollback()
     return Response(error_body(code, message, details), status=exc.status_code, headers=headers)
@@ -121,7 +134,7 @@ _ERROR_MEANINGS = {
     413: "The body is larger than the configured limit.",
     415: "The body's content type is not accepted here.",
     429: "Too many requests; the Retry-After header says when to retry.",
-    503: "Temporarily unavailable; retry later.",
+    503: "The database is unavailable; the Retry-After header says when to retry.",
 }
 
 

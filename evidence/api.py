@@ -208,7 +208,7 @@ class RunsApi(APIView):
         responses={
             200: OpenApiResponse(RunStateSerializer, description="This upload was already stored."),
             202: OpenApiResponse(RunStateSerializer, description="Stored; parsing follows."),
-            **error_responses(400, 401, 403, 409, 413, 415, 429),
+            **error_responses(400, 401, 403, 409, 413, 415, 429, 503),
         },
     )
     def post(self, request: Request) -> Response:

@@ -210,7 +210,7 @@ class PatchesApi(APIView):
         responses={
             200: DeclaredSerializer,
             201: DeclaredSerializer,
-            **error_responses(400, 401, 403, 413, 415, 429),
+            **error_responses(400, 401, 403, 413, 415, 429, 503),
         },
     )
     def post(self, request: Request) -> Response:

@@ -85,7 +85,7 @@ class LedgerApi(APIView):
         responses={
             200: OutputSerializer,
             201: OutputSerializer,
-            **error_responses(400, 401, 403, 409, 413, 415, 429),
+            **error_responses(400, 401, 403, 409, 413, 415, 429, 503),
         },
     )
     def put(self, request: Request) -> Response:

@@ -5,6 +5,7 @@ import tracemalloc
 
 import pytest
 from django.conf import settings as django_settings
+from django.db import OperationalError
 from django.test import Client
 from kombu.exceptions import OperationalError as BrokerError
 
@@ -67,6 +68,25 @@ def _nothing_stored() -> None:
     assert not Run.objects.exists()
     assert not TestName.objects.exists()
     assert not TestResult.objects.exists()
+
+
+def test_a_database_outage_answers_503_with_retry_after_and_stores_nothing(
+    upload, monkeypatch, caplog
+):
+    # The CI client retries a 503 (not a 500): the upload is sent again once the database is
+    # back, so an outage loses no run (section 11).
+    def database_down(**_kwargs):
+        raise OperationalError("connection to server at 10.0.0.7 refused")
+
+    monkeypatch.setattr("evidence.api.run_receive", database_down)
+    response = upload(MIXED)
+    assert response.status_code == 503
+    error = _error(response)
+    assert error["code"] == "unavailable"
+    assert "10.0.0.7" not in response.content.decode()
+    assert int(response["Retry-After"]) > 0
+    assert "database unavailable" in caplog.text
+    _nothing_stored()
 
 
 # --- accepted uploads -----------------------------------------------------------------------
