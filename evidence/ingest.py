@@ -25,6 +25,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
+from config.jsontext import unstorable
 from evidence.models import Repository, Run, RunOutcomes, TestName, TestResult
 from evidence.uploads import ReceivedBody
 from freezedebt_ci.errors import MAX_PROBLEMS, InputError, Problem, ProblemCollector
@@ -332,42 +333,11 @@ def _text(value: object, length: int) -> str:
 
 def _json_problem(meta: dict[str, Any]) -> str | None:
     """Why ``meta`` cannot be stored as JSON in the database, or None."""
-    try:
-        walk_problem = _walk(meta)
-    except RecursionError:
-        return "is nested too deeply"
-    if walk_problem:
-        return walk_problem
+    problem = unstorable(meta)
+    if problem is not None:
+        return problem[1]
     if len(json.dumps(meta).encode("utf-8")) > MAX_META_BYTES:
         return f"is larger than {MAX_META_BYTES} bytes"
-    return None
-
-
-def _walk(value: object) -> str | None:
-    if isinstance(value, str):
-        return _string_problem(value)
-    if isinstance(value, float) and not math.isfinite(value):
-        return "holds a number that is not finite (NaN or Infinity)"
-    if isinstance(value, dict):
-        for key, item in value.items():
-            problem = _string_problem(key) or _walk(item)
-            if problem:
-                return problem
-    elif isinstance(value, list):
-        for item in value:
-            problem = _walk(item)
-            if problem:
-                return problem
-    return None
-
-
-def _string_problem(text: str) -> str | None:
-    if "\x00" in text:
-        return "contains a NUL character"
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return "contains text that is not valid Unicode"
     return None
 
 

@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api import error_responses
-from config.jsontext import find_nul
+from config.jsontext import unstorable
 from config.pagination import Pages
 from evidence import patch_selectors as selectors
 from evidence.authentication import READ_AUTHENTICATION
@@ -87,9 +87,9 @@ class ChangedField(serializers.Field):
             changes = changes_from_objects(items, source="changed")
         except InputError as exc:
             raise serializers.ValidationError([p.as_dict() for p in exc.problems]) from None
-        where = find_nul([change.as_dict() for change in changes])
-        if where is not None:
-            raise serializers.ValidationError("A path contains the NUL character.")
+        problem = unstorable([change.as_dict() for change in changes])
+        if problem is not None:
+            raise serializers.ValidationError(f"A path {problem[1]}.")
         return changes
 
     def to_representation(self, value: Any) -> Any:
@@ -167,9 +167,9 @@ class PatchesApi(APIView):
         def validate_analysis(self, value: Any) -> Any:
             if value is not None and not isinstance(value, dict):
                 raise serializers.ValidationError("Expected a JSON object.")
-            where = find_nul(value)
-            if where is not None:
-                raise serializers.ValidationError(f"{where} contains the NUL character.")
+            problem = unstorable(value)
+            if problem is not None:
+                raise serializers.ValidationError(" ".join(problem) + ".")
             return value
 
     @extend_schema_serializer(component_name="DeclaredPatch")

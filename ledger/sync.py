@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
 
-from config.jsontext import find_nul
+from config.jsontext import unstorable
 from evidence.models import Repository
 from freezedebt_ci.errors import InputError, Problem
 from freezedebt_ci.ledger import OPENED, RENEWED, RETIRED, LedgerEvent, diff_ledgers, parse_ledger
@@ -49,9 +49,9 @@ def check_storable(freezes: list[LedgerFreeze], *, source: str) -> None:
             value = data.get(key)
             if isinstance(value, str) and len(value) > limit:
                 problems.append(Problem(f"{where}.{key}", f"longer than {limit} characters"))
-        nul = find_nul(data, where)
-        if nul is not None:
-            problems.append(Problem(nul, "contains the NUL character"))
+        problem = unstorable(data, where)
+        if problem is not None:
+            problems.append(Problem(*problem))
     if problems:
         raise InputError(source, problems)
 

@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 from evidence.models import Patch, Report
@@ -16,7 +18,9 @@ def bearer(token: str) -> dict[str, str]:
 
 def declare(api_client, token, **fields):
     payload = {"ref": "PR-7", "base_sha": BASE_SHA, "head_sha": HEAD_SHA, **fields}
-    return api_client.post(PATCHES_URL, payload, format="json", **bearer(token))
+    # Encoded here, ASCII-only as CI clients send it: a lone surrogate travels as "\ud800".
+    body = json.dumps(payload)
+    return api_client.post(PATCHES_URL, body, content_type="application/json", **bearer(token))
 
 
 def error(response) -> dict:
@@ -226,6 +230,11 @@ def test_paths_leaving_the_repository_are_refused(api_client, evidence_token):
         ("head_sha", "e" * 65),
         ("analysis", [1, 2]),
         ("analysis", {"note": "a\u0000b"}),
+        # Lone surrogates: JSON can spell them, PostgreSQL cannot store them.
+        ("analysis", {"note": "a\ud800b"}),
+        ("analysis", {"key\udfff": 1}),
+        ("changed", ["M\tsrc/a\ud800.py"]),
+        ("changed", ["M\tsrc/a\u0000.py"]),
         ("changed", {"path": "src/a.py"}),
         ("url", "not a url"),
         ("title", "x" * 501),

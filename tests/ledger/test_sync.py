@@ -201,11 +201,19 @@ def test_ledger_fields_too_long_for_storage_are_input_problems(repository):
     assert not LedgerVersion.objects.exists()
 
 
-def test_nul_characters_are_refused_before_they_reach_the_database(repository):
-    raw = json.dumps([{"id": "FRZ-1", "test": "t\u0000", "covers": ["src/**"]}])
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("t\u0000", "contains the NUL character"),
+        ("t\ud800", "contains text that is not valid Unicode (a lone surrogate)"),
+    ],
+)
+def test_text_the_database_cannot_store_is_refused_before_it_reaches_it(repository, text, why):
+    raw = json.dumps([{"id": "FRZ-1", "test": text, "covers": ["src/**"]}])
     with pytest.raises(InputError) as raised:
         sync(repository, "a" * 40, raw)
-    assert raised.value.problems[0].message == "contains the NUL character"
+    assert raised.value.problems[0].message == why
+    assert raised.value.problems[0].where == "freeze 'FRZ-1'.test"
     assert not LedgerVersion.objects.exists()
 
 
