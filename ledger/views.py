@@ -14,12 +14,13 @@ from django import forms
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from dashboards.teams import is_lead
+from evidence.models import Repository
 from ledger.links import ActionLink, LinkError, LinkUsed, link_freeze, link_read
 from ledger.models import Freeze, FreezeAction, Owner
 from ledger.owners import owners_resolve
@@ -127,6 +128,29 @@ def lead_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
     return wrapper
 
 
+def _foreign_handles(user) -> set[str]:
+    """Owner handles used by current freezes of repositories the user does not lead.
+
+    A lead manages the directory entries of their own repositories' handles (and of handles no
+    ledger uses yet); an entry another team's freezes resolve through decides where that
+    team's reminders, and their signed links, go, so it is not theirs to change.
+    """
+    if user.is_staff:
+        return set()
+    visible = Repository.objects.visible_to(user)
+    return set(
+        Freeze.objects.current().exclude(repository__in=visible).values_list("owner", flat=True)
+    )
+
+
+def _managed_owner(request: HttpRequest, pk: int) -> Owner:
+    """The directory entry, if the user may manage it; 404 otherwise, as for repositories."""
+    owner = get_object_or_404(Owner, pk=pk)
+    if owner.handle in _foreign_handles(request.user):
+        raise Http404("No such owner.")
+    return owner
+
+
 class OwnerForm(forms.ModelForm):
     class Meta:
         model = Owner
@@ -137,13 +161,25 @@ class OwnerForm(forms.ModelForm):
             "email": "Where the reminders for this owner go.",
         }
 
+    def __init__(self, *args: object, foreign: set[str], **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.foreign = foreign
+
     def clean_handle(self) -> str:
-        return self.cleaned_data["handle"].strip()
+        handle = self.cleaned_data["handle"].strip()
+        if handle in self.foreign:
+            raise forms.ValidationError(
+                "Freezes of repositories you do not lead use this handle; an administrator, "
+                "or a lead of those repositories, manages its entry."
+            )
+        return handle
 
 
-def _unowned_handles() -> list[tuple[str, int]]:
-    """Handles of current freezes that name nobody, with how many freezes each holds."""
-    handles = Counter(Freeze.objects.current().values_list("owner", flat=True))
+def _unowned_handles(user) -> list[tuple[str, int]]:
+    """Handles of the user's repositories' current freezes that name nobody, with how many
+    freezes each holds."""
+    freezes = Freeze.objects.current().filter(repository__in=Repository.objects.visible_to(user))
+    handles = Counter(freezes.values_list("owner", flat=True))
     resolved = owners_resolve(handles)
     return sorted((handle, count) for handle, count in handles.items() if handle not in resolved)
 
@@ -151,10 +187,11 @@ def _unowned_handles() -> list[tuple[str, int]]:
 @require_GET
 @lead_required
 def owner_list(request: HttpRequest) -> HttpResponse:
+    foreign = _foreign_handles(request.user)
     context = {
-        "owners": Owner.objects.order_by("handle"),
-        "unowned": _unowned_handles(),
-        "form": OwnerForm(),
+        "owners": Owner.objects.exclude(handle__in=foreign).order_by("handle"),
+        "unowned": _unowned_handles(request.user),
+        "form": OwnerForm(foreign=foreign),
     }
     return render(request, "ledger/owner_list.html", context)
 
@@ -162,21 +199,26 @@ def owner_list(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "HEAD", "POST"])
 @lead_required
 def owner_create(request: HttpRequest) -> HttpResponse:
+    foreign = _foreign_handles(request.user)
     if request.method == "POST":
-        form = OwnerForm(request.POST)
+        form = OwnerForm(request.POST, foreign=foreign)
         if form.is_valid():
             form.save()
             return redirect("ledger:owner-list")
     else:
-        form = OwnerForm(initial={"handle": request.GET.get("handle", "")})
+        form = OwnerForm(initial={"handle": request.GET.get("handle", "")}, foreign=foreign)
     return render(request, "ledger/owner_form.html", {"form": form, "owner": None})
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
 @lead_required
 def owner_update(request: HttpRequest, pk: int) -> HttpResponse:
-    owner = get_object_or_404(Owner, pk=pk)
-    form = OwnerForm(request.POST if request.method == "POST" else None, instance=owner)
+    owner = _managed_owner(request, pk)
+    form = OwnerForm(
+        request.POST if request.method == "POST" else None,
+        instance=owner,
+        foreign=_foreign_handles(request.user),
+    )
     if request.method == "POST" and form.is_valid():
         form.save()
         return redirect("ledger:owner-list")
@@ -186,5 +228,5 @@ def owner_update(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @lead_required
 def owner_delete(request: HttpRequest, pk: int) -> HttpResponse:
-    get_object_or_404(Owner, pk=pk).delete()
+    _managed_owner(request, pk).delete()
     return redirect("ledger:owner-list")

@@ -5,7 +5,7 @@ from django.urls import reverse
 from dashboards.teams import team_create
 from ledger.models import Owner
 from ledger.owners import owner_resolve, owners_resolve
-from tests.factories import FreezeFactory, UserFactory
+from tests.factories import FreezeFactory, RepositoryFactory, UserFactory
 
 
 @pytest.fixture
@@ -107,3 +107,89 @@ def test_a_team_member_is_a_lead_and_manages_the_directory(db):
     client = Client()
     client.force_login(member)
     assert client.get(reverse("ledger:owner-list")).status_code == 200
+
+
+# --- whose entries a lead manages ---------------------------------------------------------
+
+
+@pytest.fixture
+def two_teams(db):
+    """A lead of "platform" (repository web); "billing" (repository payments) is another
+    team's, with an entry for its owner and a handle that names nobody yet."""
+    web, payments = RepositoryFactory(slug="web"), RepositoryFactory(slug="payments")
+    lead = UserFactory(username="pat")
+    team_create(name="Platform", slug="platform", members=[lead], repositories=[web])
+    team_create(name="Billing", slug="billing", repositories=[payments])
+    FreezeFactory(repository=web, freeze_id="FRZ-web", owner="team-web")
+    FreezeFactory(repository=payments, freeze_id="FRZ-pay", owner="team-billing")
+    FreezeFactory(repository=payments, freeze_id="FRZ-pay-2", owner="team-billing-new")
+    billing = Owner.objects.create(handle="team-billing", email="billing@example.com")
+    client = Client()
+    client.force_login(lead)
+    return client, billing
+
+
+def test_a_lead_cannot_redirect_another_teams_reminders(two_teams):
+    client, billing = two_teams
+    update = reverse("ledger:owner-update", args=[billing.pk])
+    assert client.get(update).status_code == 404
+    response = client.post(update, {"handle": "team-billing", "email": "me@example.com"})
+    assert response.status_code == 404
+    assert client.post(reverse("ledger:owner-delete", args=[billing.pk])).status_code == 404
+    billing.refresh_from_db()
+    assert billing.email == "billing@example.com"
+    # Nor claim a handle of theirs that names nobody yet, nor rename their own to one.
+    response = client.post(
+        reverse("ledger:owner-create"), {"handle": "team-billing-new", "email": "me@example.com"}
+    )
+    assert response.status_code == 200
+    assert b"repositories you do not lead" in response.content
+    assert not Owner.objects.filter(handle="team-billing-new").exists()
+
+
+def test_a_lead_sees_and_manages_only_their_repositories_handles(two_teams):
+    client, _ = two_teams
+    page = client.get(reverse("ledger:owner-list")).content.decode()
+    assert "team-billing" not in page  # neither the entry nor the unowned handle
+    assert "team-web" in page  # their own unowned handle
+    for handle in ("team-web", "team-not-in-any-ledger"):
+        response = client.post(
+            reverse("ledger:owner-create"), {"handle": handle, "email": f"{handle}@example.com"}
+        )
+        assert response.status_code == 302, response.content
+    mine = Owner.objects.get(handle="team-web")
+    response = client.post(
+        reverse("ledger:owner-update", args=[mine.pk]),
+        {"handle": "team-billing-new", "email": "x@example.com"},
+    )
+    assert response.status_code == 200
+    assert Owner.objects.get(pk=mine.pk).handle == "team-web"
+    assert client.post(reverse("ledger:owner-delete", args=[mine.pk])).status_code == 302
+
+
+def test_staff_manage_every_entry(two_teams, staff):
+    _, billing = two_teams
+    client = Client()
+    client.force_login(staff)
+    response = client.post(
+        reverse("ledger:owner-update", args=[billing.pk]),
+        {"handle": "team-billing", "email": "finance@example.com"},
+    )
+    assert response.status_code == 302
+    billing.refresh_from_db()
+    assert billing.email == "finance@example.com"
+
+
+def test_the_directory_forms_need_their_csrf_token(two_teams):
+    _, billing = two_teams
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(UserFactory(username="root", is_staff=True))
+    create = client.post(reverse("ledger:owner-create"), {"handle": "x", "email": "x@e.com"})
+    update = client.post(
+        reverse("ledger:owner-update", args=[billing.pk]),
+        {"handle": "team-billing", "email": "x@e.com"},
+    )
+    delete = client.post(reverse("ledger:owner-delete", args=[billing.pk]))
+    assert (create.status_code, update.status_code, delete.status_code) == (403, 403, 403)
+    billing.refresh_from_db()
+    assert (billing.email, Owner.objects.count()) == ("billing@example.com", 1)
