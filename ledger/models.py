@@ -5,13 +5,15 @@ import datetime
 import re
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
 from evidence.models import Repository, TimeStamped
+from freezedebt_ci.errors import InputError
+from freezedebt_ci.policy import Policy as RulesPolicy
 
 PROBLEM_CODE_PATTERN = re.compile(r"[a-z]+(?:-[a-z]+)*")
 
@@ -232,6 +234,25 @@ class Policy(TimeStamped):
 
     def __str__(self) -> str:
         return f"policy of {self.repository_id}"
+
+    def clean(self) -> None:
+        """Refuse what the shared rules could not load (an unknown problem code, a path pattern
+        they do not support): every report of the repository would fail on it. Field errors,
+        as the admin and the dashboard's form show them."""
+        try:
+            settings_ = self.snapshot()
+        except (TypeError, ValueError):
+            return  # not even the right shape: the field validators say so
+        try:
+            RulesPolicy.from_mapping(settings_)
+        except InputError as exc:
+            errors: dict[str, list[str]] = {}
+            for problem in exc.problems:
+                field = re.split(r"[.\[]", problem.where, maxsplit=1)[0]
+                errors.setdefault(field if field in settings_ else NON_FIELD_ERRORS, []).append(
+                    str(problem)
+                )
+            raise ValidationError(errors, code="invalid") from None
 
     def snapshot(self) -> dict[str, object]:
         """The editable settings as plain data, as audit rows record them."""

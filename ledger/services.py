@@ -1,6 +1,5 @@
 """Writes for the ledger app: repository policies (audited)."""
 
-import re
 from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
@@ -8,8 +7,6 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from evidence.models import Repository
-from freezedebt_ci.errors import InputError
-from freezedebt_ci.policy import Policy as RulesPolicy
 from ledger.models import Policy, PolicyChange
 
 POLICY_FIELDS = frozenset({"severities", "max_freeze_days", "fixture_paths", "ledger_path"})
@@ -18,19 +15,6 @@ POLICY_FIELDS = frozenset({"severities", "max_freeze_days", "fixture_paths", "le
 def policy_create_default(*, repository: Repository) -> Policy:
     policy, _ = Policy.objects.get_or_create(repository=repository)
     return policy
-
-
-def _check_rules_accept(snapshot: dict[str, Any]) -> None:
-    """Refuse what the shared rules could not load (an unknown problem code, a path pattern
-    they do not support): every report of the repository would fail on it."""
-    try:
-        RulesPolicy.from_mapping(snapshot)
-    except InputError as exc:
-        errors: dict[str, list[str]] = {}
-        for problem in exc.problems:
-            field = re.split(r"[.\[]", problem.where, maxsplit=1)[0]
-            errors.setdefault(field, []).append(str(problem))
-        raise ValidationError(errors, code="invalid") from None
 
 
 @transaction.atomic
@@ -54,9 +38,8 @@ def policy_update(
     before = policy.snapshot()
     for name, value in changes.items():
         setattr(policy, name, value)
-    policy.full_clean()
+    policy.full_clean()  # the field validators and the shared rules (Policy.clean)
     after = policy.snapshot()
-    _check_rules_accept(after)
     if after == before:
         return policy
     policy.save()
