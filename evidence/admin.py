@@ -117,9 +117,15 @@ class TestNameAdmin(admin.ModelAdmin):
 
 
 class ReportInline(admin.StackedInline):
+    # Computed by the service from the runs, ledger and policy: shown, never edited here (the
+    # patch list would then disagree with the report body).
     model = Report
     extra = 0
-    readonly_fields = ["created_at", "updated_at", "computed_at"]
+    fields = readonly_fields = ["status", "verdict", "body", "computed_at", "created_at"]
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
 
 
 @admin.register(Patch)
@@ -141,6 +147,13 @@ class ReportAdmin(admin.ModelAdmin):
     list_select_related = ["patch"]
     raw_id_fields = ["patch"]
     readonly_fields = ["created_at", "updated_at", "computed_at"]
+
+    # Computed by the service (see ReportInline).
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
 
 
 @admin.register(PersonalToken)

@@ -14,8 +14,20 @@ from ledger.models import (
 from ledger.services import POLICY_FIELDS, policy_update
 
 
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Rows that only the service writes: versions, freezes and events come from the ledger
+    file (an edit here would disagree with the reports and leave signed links valid), sends and
+    answers are kept as they happened."""
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
 @admin.register(LedgerVersion)
-class LedgerVersionAdmin(admin.ModelAdmin):
+class LedgerVersionAdmin(ReadOnlyAdmin):
     list_display = ["__str__", "repository", "path", "created_at"]
     list_select_related = ["repository"]
     search_fields = ["sha", "repository__slug"]
@@ -35,7 +47,7 @@ class FreezeEventInline(admin.TabularInline):
 
 
 @admin.register(Freeze)
-class FreezeAdmin(admin.ModelAdmin):
+class FreezeAdmin(ReadOnlyAdmin):
     list_display = ["freeze_id", "repository", "owner", "expires", "renewals", "current"]
     list_filter = ["current", "freeze_class", "allowed_in_merge"]
     list_select_related = ["repository"]
@@ -47,7 +59,7 @@ class FreezeAdmin(admin.ModelAdmin):
 
 
 @admin.register(FreezeEvent)
-class FreezeEventAdmin(admin.ModelAdmin):
+class FreezeEventAdmin(ReadOnlyAdmin):
     list_display = ["freeze", "kind", "silent", "chain", "repository", "created_at"]
     list_filter = ["kind", "silent"]
     list_select_related = ["freeze", "repository"]
@@ -104,16 +116,6 @@ class OwnerAdmin(admin.ModelAdmin):
     list_filter = ["is_team"]
     search_fields = ["handle", "name", "email"]
     readonly_fields = ["created_at", "updated_at"]
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Records of what was sent or answered: kept as they happened."""
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
 
 
 @admin.register(FreezeAction)

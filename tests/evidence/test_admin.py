@@ -74,3 +74,18 @@ def test_admin_action_revokes_tokens(admin_client, repository):
     token.refresh_from_db()
     assert token.revoked_at is not None
     assert UploadToken.objects.live().count() == 0
+
+
+def test_what_only_the_service_writes_is_read_only_in_the_admin(admin_client, repository):
+    # Freezes, ledger versions and events come from the ledger file; reports from the rules.
+    event = FreezeEventFactory(freeze__repository=repository)
+    report = ReportFactory(patch__repository=repository)
+    for instance in (event.freeze, event.ledger_version, event, report):
+        meta = instance._meta
+        change = reverse(f"admin:{meta.app_label}_{meta.model_name}_change", args=[instance.pk])
+        assert admin_client.get(change).status_code == 200  # still shown
+        assert admin_client.post(change, {}).status_code == 403
+        add = reverse(f"admin:{meta.app_label}_{meta.model_name}_add")
+        assert admin_client.get(add).status_code == 403
+    patch_page = admin_client.get(reverse("admin:evidence_patch_change", args=[report.patch.pk]))
+    assert 'name="report-0-verdict"' not in patch_page.content.decode()
