@@ -20,12 +20,11 @@ from django.utils import timezone
 
 from dashboards.models import SNAPSHOT_FIGURES, DebtSnapshot
 from evidence.models import Patch, Report, Repository, Run, TestName, TestResult
+from freezedebt_ci.ledger import expiry_status
 from freezedebt_ci.policy import DEFAULT_SEVERITIES
 from ledger.models import Freeze, FreezeAction, FreezeEvent, Policy, PolicyChange
 from ledger.owners import owners_resolve
 
-# Freezes expiring within this many days (inclusive) count as "expiring" (section 9).
-EXPIRING_WITHIN_DAYS = 7
 # "Change over 30 days" and "blocked share of patches in the last 30 days".
 CHANGE_WINDOW_DAYS = 30
 # The repository page's trends when no range is asked for.
@@ -360,17 +359,6 @@ def blocked_share_weekly(
 # --- detail pages --------------------------------------------------------------------------
 
 
-def freeze_status(expires: datetime.date | None, today: datetime.date) -> str:
-    """``active``, ``expiring`` (within 7 days), ``expired``, or ``invalid`` (no expiry)."""
-    if expires is None:
-        return "invalid"
-    if expires < today:
-        return "expired"
-    if (expires - today).days <= EXPIRING_WITHIN_DAYS:
-        return "expiring"
-    return "active"
-
-
 def _latest_actions(freezes: list[Freeze]) -> dict[int, FreezeAction]:
     """The latest action on the current version of each freeze (one query)."""
     versions = {freeze.pk: freeze.version for freeze in freezes}
@@ -398,7 +386,7 @@ def _freeze_row(
         "opened": freeze.opened,
         "expires": freeze.expires,
         "days_left": days_left,
-        "status": freeze_status(freeze.expires, today),
+        "status": expiry_status(freeze.expires, today),
         "reason": freeze.reason,
         "renewals": freeze.renewals,
         "version": freeze.version,

@@ -22,9 +22,8 @@ from django.utils import timezone
 
 from dashboards.models import SNAPSHOT_FIGURES, DebtSnapshot
 from evidence.models import Report, Repository, Run
+from freezedebt_ci.ledger import expiry_status
 from ledger.models import Freeze, FreezeAction, FreezeEvent, LedgerVersion
-
-EXPIRING_WITHIN_DAYS = 7
 
 FIGURES = SNAPSHOT_FIGURES
 
@@ -135,13 +134,13 @@ class _History:
 
         index = bisect.bisect_left(self.version_times, end) - 1
         for freeze in self.version_freezes[index] if index >= 0 else []:
-            expires = _date(freeze.get("expires"))
-            if expires is None:
+            status = expiry_status(_date(freeze.get("expires")), day)
+            if status == "invalid":
                 continue  # an invalid-freeze: neither active nor expired
-            if expires >= day:
+            if status != "expired":
+                # "active" counts every freeze in force, the expiring ones included.
                 figures["active"] += 1
-                if (expires - day).days <= EXPIRING_WITHIN_DAYS:
-                    figures["expiring"] += 1
+                figures["expiring"] += status == "expiring"
                 opened = _date(freeze.get("opened"))
                 if opened is not None and opened < day:
                     figures["freeze_days"] += (day - opened).days

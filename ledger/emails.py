@@ -8,6 +8,7 @@ from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 
+from freezedebt_ci.ledger import EXPIRING_WITHIN_DAYS
 from ledger.links import link_token, link_url, max_age
 from ledger.models import Freeze, FreezeAction
 from ledger.owners import ResolvedOwner
@@ -119,5 +120,8 @@ def digest_message(
     *, digest: Digest, recipient: str, reply_to: list[str]
 ) -> EmailMultiAlternatives:
     return message_build(
-        kind="digest", context={"digest": digest}, to=[recipient], reply_to=reply_to
+        kind="digest",
+        context={"digest": digest, "within": EXPIRING_WITHIN_DAYS},
+        to=[recipient],
+        reply_to=reply_to,
     )

@@ -24,6 +24,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from dashboards.teams import staff_addresses, team_lead_addresses
+from freezedebt_ci.ledger import expiry_status
 from ledger.emails import Digest, DigestRow, days_left_text, digest_message, reminder_message
 from ledger.models import Claim, DigestClaim, Freeze, FreezeAction, ReminderClaim
 from ledger.owners import ResolvedOwner, owners_resolve
@@ -34,7 +35,6 @@ C = TypeVar("C", bound=Claim)
 
 # Days before expiry that get a reminder; the expiry day and every day after it get one too.
 MILESTONE_DAYS = (1, 3, 7)
-EXPIRING_WITHIN_DAYS = 7
 # A claim still unsent this long after it was taken belongs to a worker that died mid-send.
 CLAIM_LEASE = datetime.timedelta(minutes=15)
 # What a mail server or the network does now and then; anything else is a bug and surfaces.
@@ -151,8 +151,8 @@ def digest_build(*, today: datetime.date) -> Digest:
     """Expired, expiring and unowned current freezes, and the pending renewal requests."""
     current = list(Freeze.objects.current().select_related("repository"))
     owners = owners_resolve(freeze.owner for freeze in current)
-    horizon = today + datetime.timedelta(days=EXPIRING_WITHIN_DAYS)
-    due = [freeze for freeze in current if freeze.expires is not None and freeze.expires <= horizon]
+    status = {freeze.pk: expiry_status(freeze.expires, today) for freeze in current}
+    due = [freeze for freeze in current if status[freeze.pk] in ("expired", "expiring")]
     latest = _latest_actions(due)
 
     def row(freeze: Freeze) -> DigestRow:
@@ -180,8 +180,8 @@ def digest_build(*, today: datetime.date) -> Digest:
     )
     return Digest(
         day=today,
-        expired=[row(f) for f in sorted(due, key=by_expiry) if f.expires < today],
-        expiring=[row(f) for f in sorted(due, key=by_expiry) if f.expires >= today],
+        expired=[row(f) for f in sorted(due, key=by_expiry) if status[f.pk] == "expired"],
+        expiring=[row(f) for f in sorted(due, key=by_expiry) if status[f.pk] == "expiring"],
         unowned=[row(f) for f in sorted(current, key=by_expiry) if f.owner not in owners],
         renewal_requests=list(requests),
     )

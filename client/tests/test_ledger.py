@@ -20,6 +20,7 @@ from freezedebt_ci.ledger import (
     Freeze,
     LedgerEvent,
     diff_ledgers,
+    expiry_status,
     ledger_history,
     parse_ledger,
     read_ledger,
@@ -442,3 +443,17 @@ def test_event_as_dict_is_json_ready() -> None:
     assert data["kind"] == "renewed" and data["silent"] is True and data["chain"] == 1
     assert data["before"]["expires"] == "2026-11-10"
     assert data["after"]["expires"] == "2026-11-20"
+
+
+@pytest.mark.parametrize(
+    ("expires", "status"),
+    [
+        (None, "invalid"),
+        (dt.date(2026, 11, 29), "expired"),
+        (dt.date(2026, 11, 30), "expiring"),  # in force through its expiry day
+        (dt.date(2026, 12, 7), "expiring"),  # 7 days ahead
+        (dt.date(2026, 12, 8), "active"),  # 8 days ahead
+    ],
+)
+def test_expiry_status_boundaries(expires: dt.date | None, status: str) -> None:
+    assert expiry_status(expires, dt.date(2026, 11, 30)) == status

@@ -22,10 +22,11 @@ from dashboards import charts, exports, selectors
 from dashboards.actions import overview_actions
 from dashboards.views.common import Filters, change_text, chart_panel, text_html, weekly_from_series
 from evidence.models import Repository
+from freezedebt_ci.ledger import EXPIRING_WITHIN_DAYS
 
 OVERVIEW_COLUMNS = (
     ("active", "Active freezes"),
-    ("expiring", "Expiring ≤ 7 days"),
+    ("expiring", f"Expiring ≤ {EXPIRING_WITHIN_DAYS} days"),
     ("expired", "Expired"),
     ("unacknowledged", "Unacknowledged"),
     ("skipped", "Skipped tests"),

@@ -22,6 +22,7 @@ from dashboards import charts, exports, selectors
 from dashboards.actions import repository_actions
 from dashboards.views.common import Filters, chart_panel, text_html, weekly_from_series
 from evidence.models import Repository
+from freezedebt_ci.ledger import EXPIRING_WITHIN_DAYS
 from freezedebt_ci.policy import DEFAULT_SEVERITIES, SEVERITIES
 from ledger.services import policy_update
 
@@ -152,6 +153,7 @@ def _repository_page(
     context = {
         **detail,
         **repository_actions(detail["freezes"]),
+        "expiring_within": EXPIRING_WITHIN_DAYS,
         "history": detail["history"][:HISTORY_ROWS],
         "history_rows": _history_rows(detail["history"][:HISTORY_ROWS], slug),
         "patch_rows": _patch_rows(detail["patches"], slug),

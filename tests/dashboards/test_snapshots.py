@@ -161,6 +161,22 @@ def test_freezes_are_counted_from_the_ledger_current_that_day(crafted):
     assert (snapshot.active, snapshot.expiring, snapshot.expired) == (2, 1, 1)
 
 
+def test_the_expiry_boundaries_of_a_day(repository):
+    # In force through its expiry day, and "expiring" up to 7 days ahead (section 9).
+    LedgerVersionFactory(
+        repository=repository,
+        created_at=at("2026-11-01"),
+        freezes=[
+            ledger_entry("YESTERDAY", "2026-10-20", "2026-11-01"),
+            ledger_entry("TODAY", "2026-10-20", "2026-11-02"),
+            ledger_entry("IN-7", "2026-10-20", "2026-11-09"),
+            ledger_entry("IN-8", "2026-10-20", "2026-11-10"),
+        ],
+    )
+    snapshot = snapshot_take(repository=repository, day=DAY)
+    assert (snapshot.active, snapshot.expiring, snapshot.expired) == (3, 2, 1)
+
+
 def test_freeze_days_accrue_over_the_active_freezes_since_opened(crafted):
     snapshot = snapshot_take(repository=crafted, day=DAY)
     assert snapshot.freeze_days == 8 + 3  # A since Oct 25, B since Oct 30

@@ -67,6 +67,20 @@ def _json_object(pairs: list[tuple[str, Any]]) -> _JSONObject:
     return obj
 
 
+# Section 9: a freeze in force whose expiry is at most this many days away is "expiring".
+EXPIRING_WITHIN_DAYS = 7
+
+
+def expiry_status(expires: dt.date | None, today: dt.date) -> str:
+    """``invalid`` (no expiry), ``expired`` (before today), ``expiring`` (from today up to
+    EXPIRING_WITHIN_DAYS days on: still in force on its expiry day) or ``active``."""
+    if expires is None:
+        return "invalid"
+    if expires < today:
+        return "expired"
+    return "expiring" if (expires - today).days <= EXPIRING_WITHIN_DAYS else "active"
+
+
 @dataclass(frozen=True, slots=True)
 class Freeze:
     """One freeze, whatever shape the ledger had. Dates are inclusive: a freeze is active
