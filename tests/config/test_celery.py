@@ -11,7 +11,22 @@ def test_celery_app_reads_django_settings():
 
 def test_beat_schedule_is_code_with_expiring_entries():
     schedule = app.conf.beat_schedule
-    assert "evidence.tasks.sweep_received_runs" in {e["task"] for e in schedule.values()}
+    # The sweep (no accepted run lost), reminders at least daily (the milestones are days),
+    # and the daily debt snapshot.
+    assert {e["task"] for e in schedule.values()} == {
+        "evidence.tasks.sweep_received_runs",
+        "ledger.tasks.send_freeze_reminders",
+        "dashboards.tasks.snapshot_debt",
+    }
+
+
+def test_reminders_run_every_hour_and_never_pile_up():
+    reminders = app.conf.beat_schedule["send-freeze-reminders"]
+    assert reminders["task"] == "ledger.tasks.send_freeze_reminders"
+    every = reminders["schedule"]
+    assert every.hour == set(range(24))
+    assert every.minute == {0}
+    assert reminders["options"]["expires"] < 3600
 
 
 def test_every_scheduled_task_is_registered():

@@ -3,7 +3,22 @@ def test_openapi_schema_describes_the_api(client, db):
     assert response.status_code == 200
     schema = response.json()
     assert schema["info"]["title"] == "Freeze Debt API"
-    assert "/api/v1/token" in schema["paths"]
+    assert set(schema["paths"]) >= {
+        "/api/v1/token",
+        "/api/v1/runs",
+        "/api/v1/runs/{run_id}",
+        "/api/v1/patches",
+        "/api/v1/patches/{patch_id}/report",
+        "/api/v1/ledger",
+        "/api/v1/freezes",
+        "/api/v1/repositories",
+        "/api/v1/debt",
+    }
+    # The upload's error answers (section 6), each in the one error shape.
+    upload = schema["paths"]["/api/v1/runs"]["post"]["responses"]
+    for status in ("400", "401", "403", "409", "413", "415", "429", "503"):
+        content = upload[status]["content"]["application/json"]["schema"]
+        assert content["$ref"].endswith("/Error"), status
     assert schema["components"]["securitySchemes"]["uploadToken"]["scheme"] == "bearer"
     assert "Error" in schema["components"]["schemas"]
 

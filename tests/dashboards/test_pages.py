@@ -212,7 +212,9 @@ def test_overview_exports_hold_only_visible_repositories(client, world, export):
     rows = list(csv.reader(io.StringIO(response.content.decode())))
     assert len(rows) == 1  # the header: search is not theirs, so nothing follows
     body = client.get(reverse("dashboards:export", args=[export])).content.decode()
-    assert "search" not in body.splitlines()[1:] and len(body.splitlines()) > 1
+    rows = list(csv.reader(io.StringIO(body)))
+    assert len(rows) > 1  # billing's rows
+    assert not [row for row in rows[1:] if "search" in row], rows
 
 
 def test_the_overview_lists_only_the_leads_repositories(client, world):
@@ -572,3 +574,36 @@ def test_a_freeze_named_by_its_node_id_has_working_links(client, db, staff):
     freeze_page = client.get(links.pop())
     assert freeze_page.status_code == 200
     assert nodeid in freeze_page.content.decode()
+
+
+@pytest.mark.parametrize("page", ["overview", "repository"])
+def test_every_chart_has_its_numbers_as_csv(client, world, page):
+    login(client, world["lead"])
+    url = (
+        reverse("dashboards:index")
+        if page == "overview"
+        else reverse("dashboards:repository", args=["billing"])
+    )
+    html = client.get(url).content.decode()
+    panels = re.findall(r'<section class="chart-panel".*?</section>', html, re.S)
+    assert len(panels) == 3
+    for panel in panels:
+        chart = re.search(r'data-chart="([^"]+)"', panel)[1]
+        link = re.search(r'<a class="csv" href="([^"]+)" download>', panel)
+        assert link, f"{chart} has no CSV link"
+        response = client.get(link[1].replace("&amp;", "&"))
+        assert response.status_code == 200, chart
+        assert response["Content-Type"].startswith("text/csv"), chart
+        assert len(response.content.decode().splitlines()) > 1, chart
+
+
+def test_the_repository_page_filters_live_in_the_url(client, world):
+    login(client, world["lead"])
+    start = (TODAY - datetime.timedelta(days=6)).isoformat()
+    page = client.get(reverse("dashboards:repository", args=["billing"]), {"start": start})
+    html = page.content.decode()
+    assert f'value="{start}"' in html  # the form shows the range it was given
+    link = re.search(r'href="(/r/billing/export/trend\.csv\?[^"]+)"', html)[1]
+    assert f"start={start}" in link
+    rows = client.get(link.replace("&amp;", "&")).content.decode().splitlines()
+    assert len(rows) == 1 + 7  # the header, then the seven days of the range

@@ -461,7 +461,10 @@ def test_ledger_token_may_not_upload_runs(api_client, ledger_token):
 def test_logged_in_user_cannot_upload_without_a_token(api_client, staff):
     api_client.force_login(staff)
     response = api_client.post(f"{RUNS}?sha={SHA}", MIXED, content_type="application/json")
-    assert response.status_code in (401, 403)
+    # A session is no upload credential: the same answer as no credentials at all.
+    assert response.status_code == 401
+    assert _error(response)["code"] == "not_authenticated"
+    assert response["WWW-Authenticate"].startswith("Bearer")
     _nothing_stored()
 
 
