@@ -75,7 +75,7 @@ def test_a_lead_walks_every_page_of_the_demo(demo, browsing, live_server):
 
     slugs = [link.get_attribute("href").split("/")[2] for link in repository_links.all()]
     verdicts_seen: set[str] = set()
-    freeze_shot = False
+    freeze_shot = sorted_per_file = False
     for slug in slugs:
         page.goto(reverse("dashboards:index"))
         page.click(f"#repositories a[href^='/r/{slug}/']")
@@ -109,6 +109,7 @@ def test_a_lead_walks_every_page_of_the_demo(demo, browsing, live_server):
                     for cell in page.locator("#per-file-table tbody tr td:nth-child(4)").all()
                 ]
                 assert deltas == sorted(deltas, reverse=True)
+                sorted_per_file = True
 
         # A freeze, followed from the current ledger.
         if not freeze_shot:
@@ -121,6 +122,8 @@ def test_a_lead_walks_every_page_of_the_demo(demo, browsing, live_server):
             freeze_shot = True
 
     assert verdicts_seen == {"pass", "block", "pending"}
+    assert freeze_shot, "no freeze page was opened"
+    assert sorted_per_file, "no passing or blocked patch showed a per-file table to sort"
     assert not errors, "\n".join(errors)
 
 
