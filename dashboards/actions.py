@@ -18,6 +18,7 @@ from django.utils import timezone
 from django.utils.timesince import timesince
 
 from ledger.models import FreezeAction
+from ledger.selectors import open_renewal_requests
 
 # How each action reads after the owner's name or before "2 days ago".
 VERBS = {
@@ -54,21 +55,6 @@ def describe(action: FreezeAction, now: datetime.datetime | None = None) -> dict
     }
 
 
-def renewal_requests(freeze_pks: Iterable[int]) -> list[FreezeAction]:
-    """The open renewal requests of these freezes, oldest first (one query): made on the
-    freeze's current version of a current freeze, so a renewal or retirement closes them."""
-    return list(
-        FreezeAction.objects.filter(
-            freeze_id__in=list(freeze_pks),
-            action=FreezeAction.Action.RENEWAL,
-            freeze__current=True,
-            freeze_version=F("freeze__version"),
-        )
-        .select_related("freeze")
-        .order_by("created_at", "pk")
-    )
-
-
 def repository_actions(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Extra context of the repository page, from ``repository_detail``'s freeze rows:
 
@@ -93,7 +79,7 @@ def repository_actions(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "current_reason": action.freeze.reason,
             "expires": action.freeze.expires,
         }
-        for action in renewal_requests(row["id"] for row in rows)
+        for action in open_renewal_requests(row["id"] for row in rows)
     ]
     return {"freezes": freezes, "renewal_requests": requests}
 

@@ -24,6 +24,7 @@ from freezedebt_ci.ledger import expiry_status
 from freezedebt_ci.policy import DEFAULT_SEVERITIES
 from ledger.models import Freeze, FreezeAction, FreezeEvent, Policy, PolicyChange
 from ledger.owners import owners_resolve
+from ledger.selectors import latest_actions
 
 # "Change over 30 days" and "blocked share of patches in the last 30 days".
 CHANGE_WINDOW_DAYS = 30
@@ -359,16 +360,6 @@ def blocked_share_weekly(
 # --- detail pages --------------------------------------------------------------------------
 
 
-def _latest_actions(freezes: list[Freeze]) -> dict[int, FreezeAction]:
-    """The latest action on the current version of each freeze (one query)."""
-    versions = {freeze.pk: freeze.version for freeze in freezes}
-    latest: dict[int, FreezeAction] = {}
-    for action in FreezeAction.objects.filter(freeze_id__in=versions).order_by("created_at", "pk"):
-        if versions[action.freeze_id] == action.freeze_version:
-            latest[action.freeze_id] = action
-    return latest
-
-
 def _freeze_row(
     freeze: Freeze, *, today: datetime.date, owners: dict, action: FreezeAction | None
 ) -> dict[str, Any]:
@@ -452,7 +443,7 @@ def repository_detail(
         Freeze.objects.current().filter(repository=repository).order_by("expires", "freeze_id")
     )
     owners = owners_resolve(freeze.owner for freeze in freezes)
-    actions = _latest_actions(freezes)
+    actions = latest_actions(freezes)
     rows = [
         _freeze_row(freeze, today=today, owners=owners, action=actions.get(freeze.pk))
         for freeze in freezes

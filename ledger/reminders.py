@@ -20,14 +20,15 @@ from typing import TypeVar
 
 from django.core.mail import EmailMultiAlternatives
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
 
 from dashboards.teams import staff_addresses, team_lead_addresses
 from freezedebt_ci.ledger import expiry_status
 from ledger.emails import Digest, DigestRow, days_left_text, digest_message, reminder_message
-from ledger.models import Claim, DigestClaim, Freeze, FreezeAction, ReminderClaim
+from ledger.models import Claim, DigestClaim, Freeze, ReminderClaim
 from ledger.owners import ResolvedOwner, owners_resolve
+from ledger.selectors import latest_actions, open_renewal_requests
 
 logger = logging.getLogger(__name__)
 
@@ -136,24 +137,13 @@ def _deliver(
     return True
 
 
-def _latest_actions(freezes: Iterable[Freeze]) -> dict[int, FreezeAction]:
-    """The latest action on the current version of each freeze."""
-    versions = {freeze.pk: freeze.version for freeze in freezes}
-    latest: dict[int, FreezeAction] = {}
-    actions = FreezeAction.objects.filter(freeze_id__in=versions).order_by("created_at", "pk")
-    for action in actions:
-        if versions[action.freeze_id] == action.freeze_version:
-            latest[action.freeze_id] = action
-    return latest
-
-
 def digest_build(*, today: datetime.date) -> Digest:
     """Expired, expiring and unowned current freezes, and the pending renewal requests."""
     current = list(Freeze.objects.current().select_related("repository"))
     owners = owners_resolve(freeze.owner for freeze in current)
     status = {freeze.pk: expiry_status(freeze.expires, today) for freeze in current}
     due = [freeze for freeze in current if status[freeze.pk] in ("expired", "expiring")]
-    latest = _latest_actions(due)
+    latest = latest_actions(due)
 
     def row(freeze: Freeze) -> DigestRow:
         days_left = (freeze.expires - today).days if freeze.expires is not None else None
@@ -168,22 +158,12 @@ def digest_build(*, today: datetime.date) -> Digest:
     def by_expiry(freeze: Freeze) -> tuple[datetime.date, str, str]:
         return (freeze.expires or today, freeze.repository.slug, freeze.freeze_id)
 
-    # A renewal request stays pending until the ledger renews (a new version) or retires it.
-    requests = (
-        FreezeAction.objects.filter(
-            action=FreezeAction.Action.RENEWAL,
-            freeze__current=True,
-            freeze_version=F("freeze__version"),
-        )
-        .select_related("freeze__repository")
-        .order_by("created_at", "pk")
-    )
     return Digest(
         day=today,
         expired=[row(f) for f in sorted(due, key=by_expiry) if status[f.pk] == "expired"],
         expiring=[row(f) for f in sorted(due, key=by_expiry) if status[f.pk] == "expiring"],
         unowned=[row(f) for f in sorted(current, key=by_expiry) if f.owner not in owners],
-        renewal_requests=list(requests),
+        renewal_requests=open_renewal_requests(),
     )
 
 

@@ -1,10 +1,12 @@
 """Reads of the ledger app, limited to the repositories the caller may see."""
 
+from collections.abc import Iterable
+
 from django.db.models import F, QuerySet
 
 from evidence.models import Repository
 from evidence.patch_selectors import repositories_visible_to
-from ledger.models import Freeze
+from ledger.models import Freeze, FreezeAction
 
 
 def freezes_visible_to(
@@ -19,3 +21,28 @@ def freezes_visible_to(
     return freezes.select_related("repository").order_by(
         "repository__slug", F("expires").asc(nulls_last=True), "freeze_id"
     )
+
+
+def latest_actions(freezes: Iterable[Freeze]) -> dict[int, FreezeAction]:
+    """The latest owner action on the current version of each freeze, by freeze pk (one
+    query): what the pages and the digest show as "acknowledged 2 days ago"."""
+    versions = {freeze.pk: freeze.version for freeze in freezes}
+    latest: dict[int, FreezeAction] = {}
+    for action in FreezeAction.objects.filter(freeze_id__in=versions).order_by("created_at", "pk"):
+        if versions[action.freeze_id] == action.freeze_version:
+            latest[action.freeze_id] = action
+    return latest
+
+
+def open_renewal_requests(freeze_pks: Iterable[int] | None = None) -> list[FreezeAction]:
+    """The open renewal requests (of these freezes, or of all), oldest first, with their freeze
+    and its repository (one query). A request is open while made on the current version of a
+    freeze still in the ledger: a renewal (a new version) or a retirement closes it."""
+    requests = FreezeAction.objects.filter(
+        action=FreezeAction.Action.RENEWAL,
+        freeze__current=True,
+        freeze_version=F("freeze__version"),
+    )
+    if freeze_pks is not None:
+        requests = requests.filter(freeze_id__in=list(freeze_pks))
+    return list(requests.select_related("freeze__repository").order_by("created_at", "pk"))

@@ -15,6 +15,7 @@ from django.utils import timezone
 from dashboards import actions
 from dashboards.teams import team_create
 from ledger.models import Freeze, FreezeAction, Owner
+from ledger.selectors import open_renewal_requests
 from tests.dashboards.test_pages import login, make_repository
 from tests.factories import FreezeFactory, RepositoryFactory, UserFactory
 
@@ -181,7 +182,7 @@ def test_no_renewal_request_is_open_once_the_ledger_renews_or_retires_the_freeze
     page = text(client.get(reverse("dashboards:repository", args=["shop"])))
     assert "No open renewal requests on the current freezes." in page
     Freeze.objects.filter(pk=ledger["renewal"].pk).update(version=2, current=False)
-    assert actions.renewal_requests([ledger["renewal"].pk]) == []
+    assert open_renewal_requests([ledger["renewal"].pk]) == []
 
 
 def test_a_handle_that_names_nobody_is_an_unowned_freeze(client, ledger):
@@ -251,7 +252,7 @@ def test_each_reader_takes_one_query(busy, django_assert_num_queries):
     freezes = list(Freeze.objects.current())
     rows = [{"slug": f"busy-{number:02d}"} for number in range(8)]
     with django_assert_num_queries(1):
-        assert len(actions.renewal_requests(f.pk for f in freezes)) == len(freezes)
+        assert len(open_renewal_requests(f.pk for f in freezes)) == len(freezes)
     with django_assert_num_queries(1):
         actions.overview_actions(rows)
     assert all(row["answer"]["verb"] == "reported fixed" for row in rows)
