@@ -185,6 +185,11 @@ def skip_debt_chart(series: list[dict[str, Any]]) -> dict[str, Any]:
 # --- blocked share ---------------------------------------------------------------------------
 
 
+def blocked_share(blocked: int, patches: int) -> float | None:
+    """Blocked share in percent, one decimal; None when there were no patches to judge."""
+    return round(100.0 * blocked / patches, 1) if patches else None
+
+
 def blocked_share_table(weekly: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Patches, blocked and blocked share (%) per week across the selected repositories."""
     totals: dict[datetime.date | str, list[int]] = defaultdict(lambda: [0, 0])
@@ -196,7 +201,7 @@ def blocked_share_table(weekly: Iterable[dict[str, Any]]) -> list[dict[str, Any]
             "week": week,
             "patches": patches,
             "blocked": blocked,
-            "share": round(100.0 * blocked / patches, 1) if patches else None,
+            "share": blocked_share(blocked, patches),
         }
         for week, (patches, blocked) in sorted(totals.items())
     ]

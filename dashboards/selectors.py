@@ -18,6 +18,7 @@ from django.db.models.fields.json import KeyTransform
 from django.http import Http404
 from django.utils import timezone
 
+from dashboards import charts
 from dashboards.models import SNAPSHOT_FIGURES, DebtSnapshot
 from evidence.models import Patch, Report, Repository, Run, TestName, TestResult
 from freezedebt_ci.ledger import expiry_status
@@ -85,13 +86,6 @@ def debt_score(figures: dict[str, Any]) -> int:
     )
 
 
-def _share(blocked: int, patches: int) -> float | None:
-    """Blocked share in percent, one decimal; None when there were no patches to judge."""
-    if not patches:
-        return None
-    return round(100.0 * blocked / patches, 1)
-
-
 # The snapshot columns an overview row shows.
 _ROW_FIGURES = (
     "active",
@@ -119,7 +113,7 @@ def _figures(snapshot: dict[str, Any] | None, patches: int | None, blocked: int 
     figures = {name: snapshot[name] for name in _ROW_FIGURES}
     figures["patches_30d"] = patches or 0
     figures["blocked_30d"] = blocked or 0
-    figures["blocked_share"] = _share(figures["blocked_30d"], figures["patches_30d"])
+    figures["blocked_share"] = charts.blocked_share(figures["blocked_30d"], figures["patches_30d"])
     figures["debt"] = debt_score(figures)
     figures["as_of"] = snapshot["day"]
     return figures
@@ -288,7 +282,7 @@ def debt_totals(
     of ``TOTAL_FIELDS`` (what ``charts.daily_totals`` makes of :func:`debt_series`). ``weekly``:
     one row per ISO week, sorted, with ``week`` (its Monday), ``patches``, ``blocked`` and
     ``share`` (percent, None without patches; what ``charts.blocked_share_table`` makes of
-    :func:`blocked_share_weekly`). Weeks cut by the range count only the days inside it. One
+    :func:`weekly_from_series`). Weeks cut by the range count only the days inside it. One
     query, and rows per day rather than per repository and day.
     """
     daily = [
@@ -301,16 +295,7 @@ def debt_totals(
         .order_by("day")
     ]
     # The weeks from the days: the same sums, without another pass over the snapshots.
-    weeks: dict[datetime.date, list[int]] = {}
-    for row in daily:
-        counts = weeks.setdefault(week_start(row["date"]), [0, 0])
-        counts[0] += row["patches"]
-        counts[1] += row["blocked"]
-    weekly = [
-        {"week": week, "patches": patches, "blocked": blocked, "share": _share(blocked, patches)}
-        for week, (patches, blocked) in weeks.items()
-    ]
-    return {"daily": daily, "weekly": weekly}
+    return {"daily": daily, "weekly": charts.blocked_share_table(weekly_from_series(daily))}
 
 
 def week_start(day: datetime.date) -> datetime.date:
@@ -319,10 +304,13 @@ def week_start(day: datetime.date) -> datetime.date:
 
 
 def weekly_from_series(series: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``blocked_share_weekly`` rows from ``debt_series`` rows already read (no query)."""
+    """Patches reported and blocked per ISO week and repository, from ``debt_series`` rows
+    (or daily totals, without a repository): rows sorted by week then repository with
+    ``week`` (its Monday), ``repository``, ``patches``, ``blocked``, ``share`` (percent, None
+    for a week without patches). Weeks cut by the range count only the days inside it."""
     totals: dict[tuple[datetime.date, str], list[int]] = {}
     for row in series:
-        key = (week_start(row["date"]), row["repository"])
+        key = (week_start(row["date"]), row.get("repository", ""))
         counts = totals.setdefault(key, [0, 0])
         counts[0] += row["patches"]
         counts[1] += row["blocked"]
@@ -332,29 +320,10 @@ def weekly_from_series(series: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "repository": slug,
             "patches": patches,
             "blocked": blocked,
-            "share": _share(blocked, patches),
+            "share": charts.blocked_share(blocked, patches),
         }
         for (week, slug), (patches, blocked) in sorted(totals.items())
     ]
-
-
-def blocked_share_weekly(
-    *,
-    user,
-    start: datetime.date,
-    end: datetime.date,
-    repositories: list[str] | None,
-) -> list[dict[str, Any]]:
-    """Patches reported and blocked per ISO week and repository, from the snapshots.
-
-    Rows sorted by week then repository: ``week`` (its Monday), ``repository``, ``patches``,
-    ``blocked``, ``share`` (percent, None for a week without patches). Weeks cut by the range
-    count only the days inside it. A page that has read ``debt_series`` already gets the same
-    rows from :func:`weekly_from_series` without a second query.
-    """
-    return weekly_from_series(
-        debt_series(user=user, start=start, end=end, repositories=repositories)
-    )
 
 
 # --- detail pages --------------------------------------------------------------------------
@@ -422,7 +391,7 @@ def repository_detail(
     """Everything the repository page shows; Http404 when the user may not see it.
 
     Keys: ``repository``; ``series`` (debt_series rows of this repository, ``start``..``end``,
-    by default the last 90 days); ``weekly`` (blocked_share_weekly rows); ``freezes`` (current
+    by default the last 90 days); ``weekly`` (weekly_from_series rows); ``freezes`` (current
     ledger, soonest expiry first: ``freeze_id``, ``test``, ``owner``/``owner_name``/
     ``owner_email``, ``status`` active/expiring/expired/invalid, ``days_left``, ``acknowledged``
     and ``latest_action`` on the current version); ``counts`` (freezes per status, where

@@ -13,9 +13,6 @@ from django.utils.safestring import SafeString, mark_safe
 
 from dashboards import charts
 
-# Pages import it from here; one definition, next to the selectors whose rows it equals.
-from dashboards.selectors import weekly_from_series as weekly_from_series
-
 # The range a page shows when the URL names none, and the longest one it accepts (the
 # snapshots of a year of 50 repositories are what the page budget was measured with).
 DEFAULT_RANGE_DAYS = 90
@@ -163,9 +160,3 @@ def change_text(value: float | int | None) -> dict[str, Any] | None:
         return None
     text = f"{value:+g}" if value else "±0"
     return {"text": text, "class": "up" if value > 0 else "down" if value < 0 else "same"}
-
-
-# The overview's figures and charts are a pure function of the visible repositories' snapshots,
-# which are taken once a day. Reading and summing a year of 50 repositories' snapshots took most
-# of a request, so the result is cached for a few minutes per set of repositories and filters:
-# a new snapshot shows at the latest that much later.

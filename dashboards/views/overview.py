@@ -20,7 +20,8 @@ from django.views.decorators.http import require_GET
 
 from dashboards import charts, exports, selectors
 from dashboards.actions import overview_actions
-from dashboards.views.common import Filters, change_text, chart_panel, text_html, weekly_from_series
+from dashboards.selectors import weekly_from_series
+from dashboards.views.common import Filters, change_text, chart_panel, text_html
 from evidence.models import Repository
 from freezedebt_ci.ledger import EXPIRING_WITHIN_DAYS
 
@@ -100,6 +101,10 @@ def _overview_data(request: HttpRequest, filters: Filters) -> dict[str, Any]:
     return {"rows": selectors.overview_rows(**args), **selectors.debt_totals(**args)}
 
 
+# The overview's figures and charts come from the snapshots, taken once a day, and its table
+# shows each repository's latest owner answer ("acknowledged 2 days ago"). The rendered panels
+# are cached for a few minutes per set of repositories and filters: a new snapshot or answer,
+# and the age of an answer, show at the latest that much later.
 OVERVIEW_CACHE_SECONDS = 300
 
 

@@ -118,7 +118,6 @@ def patch(request: HttpRequest, slug: str, patch_id: int) -> HttpResponse:
         "changed_paths": _changed_paths(detail["patch"].changed),
         "per_file": per_file,
         "per_file_headers": headers,
-        "sort": sort,
         "swaps": sum(1 for row in per_file if row.get("swap")),
         "csv_per_file": "?" + urlencode({"sort": sort, "format": "csv"}),
     }

@@ -20,7 +20,8 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from dashboards import charts, exports, selectors
 from dashboards.actions import repository_actions
-from dashboards.views.common import Filters, chart_panel, text_html, weekly_from_series
+from dashboards.selectors import weekly_from_series
+from dashboards.views.common import Filters, chart_panel, text_html
 from evidence.models import Repository
 from freezedebt_ci.ledger import EXPIRING_WITHIN_DAYS
 from freezedebt_ci.policy import DEFAULT_SEVERITIES, SEVERITIES
@@ -161,7 +162,6 @@ def _repository_page(
         "filters": filters,
         "charts": chart_list,
         "form": form,
-        "labels": charts.SERIES_LABELS,
         "verdict_counts": _verdict_counts(detail["patches"]),
         "policy_changes": [_policy_change(change) for change in detail["policy"]["changes"]],
     }

@@ -119,7 +119,7 @@ def test_debt_series_rows_come_straight_from_the_snapshots(overview, staff):
     assert series[0]["median_net_delta"] is None
 
 
-def test_blocked_share_weekly_sums_days_into_weeks(db, staff):
+def test_weekly_rows_sum_days_into_weeks(db, staff):
     repository = RepositoryFactory(slug="billing")
     monday = datetime.date(2026, 11, 16)
     for offset, (patches, blocked) in enumerate([(2, 1), (3, 0), (0, 0)]):
@@ -130,8 +130,10 @@ def test_blocked_share_weekly_sums_days_into_weeks(db, staff):
             blocked=blocked,
         )
     DebtSnapshot.objects.create(repository=repository, day=monday + datetime.timedelta(7))
-    weekly = selectors.blocked_share_weekly(
-        user=staff, start=monday, end=monday + datetime.timedelta(13), repositories=None
+    weekly = selectors.weekly_from_series(
+        selectors.debt_series(
+            user=staff, start=monday, end=monday + datetime.timedelta(13), repositories=None
+        )
     )
     assert weekly == [
         {"week": monday, "repository": "billing", "patches": 5, "blocked": 1, "share": 20.0},
@@ -143,12 +145,6 @@ def test_blocked_share_weekly_sums_days_into_weeks(db, staff):
             "share": None,
         },
     ]
-
-
-def test_weekly_rows_from_a_series_already_read_equal_the_selectors(overview, staff):
-    args = {"user": staff, "start": START, "end": END, "repositories": None}
-    series = selectors.debt_series(**args)
-    assert selectors.weekly_from_series(series) == selectors.blocked_share_weekly(**args)
 
 
 # --- totals summed by the database ---------------------------------------------------------
@@ -357,7 +353,7 @@ def test_repository_detail_reads_the_snapshots_once(ledger, staff):
     assert len(policy_reads) == 1
     args = {"user": staff, "start": day(19), "end": END, "repositories": ["billing"]}
     assert detail["series"] == selectors.debt_series(**args)
-    assert detail["weekly"] == selectors.blocked_share_weekly(**args)
+    assert detail["weekly"] == selectors.weekly_from_series(selectors.debt_series(**args))
 
 
 def test_repository_detail_trends_default_to_the_last_90_days(ledger, staff):
@@ -483,8 +479,8 @@ def many(db):
     [
         lambda user: selectors.overview_rows(user=user, start=START, end=END, repositories=None),
         lambda user: selectors.debt_series(user=user, start=START, end=END, repositories=None),
-        lambda user: selectors.blocked_share_weekly(
-            user=user, start=START, end=END, repositories=None
+        lambda user: selectors.weekly_from_series(
+            selectors.debt_series(user=user, start=START, end=END, repositories=None)
         ),
         lambda user: selectors.repository_detail(user=user, slug="repo-00"),
     ],

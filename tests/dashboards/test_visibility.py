@@ -76,7 +76,9 @@ def test_overview_lists_only_visible_repositories(world, request, who):
 def test_series_and_weekly_hold_only_visible_repositories(world, request, who):
     user = persona(world, request, who)
     series = selectors.debt_series(user=user, repositories=None, **RANGE)
-    weekly = selectors.blocked_share_weekly(user=user, repositories=None, **RANGE)
+    weekly = selectors.weekly_from_series(
+        selectors.debt_series(user=user, repositories=None, **RANGE)
+    )
     assert {row["repository"] for row in series} == SEES[who]
     assert {row["repository"] for row in weekly} == SEES[who]
 

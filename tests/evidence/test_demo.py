@@ -98,7 +98,9 @@ def test_the_full_demo_fills_every_chart_over_90_days(db, django_capture_on_comm
     start = TODAY - dt.timedelta(days=89)
     assert DebtSnapshot.objects.count() == len(MODULES) * 90
     series = selectors.debt_series(user=lead, start=start, end=TODAY, repositories=None)
-    weekly = selectors.blocked_share_weekly(user=lead, start=start, end=TODAY, repositories=None)
+    weekly = selectors.weekly_from_series(
+        selectors.debt_series(user=lead, start=start, end=TODAY, repositories=None)
+    )
     assert {row["date"] for row in series} == {start + dt.timedelta(days=n) for n in range(90)}
     for figure in (
         charts.freeze_debt_chart(series),
