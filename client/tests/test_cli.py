@@ -327,6 +327,16 @@ def subcommand_paths(
     return found
 
 
+def test_delta_reads_a_changed_paths_file_with_a_byte_order_mark_as_patch_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    paths = seed_files(tmp_path, with_check=False)
+    plain = run_cli(delta_args(paths, "--json"), capsys)
+    text = paths["changed"].read_text("utf-8")
+    paths["changed"].write_text("\ufeff" + text, "utf-8")  # as some Windows editors save it
+    assert run_cli(delta_args(paths, "--json"), capsys) == plain
+
+
 def test_delta_is_a_subcommand() -> None:
     assert ("delta",) in subcommand_paths(cli.build_parser())
 

@@ -386,6 +386,18 @@ def test_upload_rejected_prints_the_reasons_and_exits_2(
     assert "$.exit: expected an integer" in err
 
 
+def test_upload_rejected_shows_at_most_fifty_reasons(
+    server: FakeServer, clock: FakeClock, evidence: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reasons = [{"path": f"$.records[{n}].outcome", "message": "bad"} for n in range(100)]
+    server.add("POST", "/api/v1/runs", run_reply(202, "received"))
+    server.add("GET", "/api/v1/runs/7", run_reply(200, "rejected", reasons=reasons))
+    assert upload(server, evidence) == 2
+    err = capsys.readouterr().err
+    assert "$.records[49].outcome: bad" in err
+    assert "$.records[50]" not in err
+
+
 def test_upload_still_received_at_the_bound_exits_3(
     server: FakeServer, clock: FakeClock, evidence: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

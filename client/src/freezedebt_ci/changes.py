@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from .errors import InputError, ProblemCollector
 from .paths import normalize_path
@@ -112,6 +113,15 @@ def parse_name_status(text: str, *, source: str = "changed paths") -> list[Chang
             changes.append(Change(checked[0], kind))
     problems.raise_if_any()
     return sorted(set(changes))
+
+
+def read_name_status(path: str | Path) -> str:
+    """A name-status file's text (UTF-8, a byte-order mark dropped, as editors on some systems
+    write one); InputError naming the file when it cannot be read."""
+    try:
+        return Path(path).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError.single(str(path), "", f"cannot be read ({exc})") from None
 
 
 def changes_from_objects(items: Iterable[object], *, source: str = "changed") -> list[Change]:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .changes import parse_name_status
+from .changes import parse_name_status, read_name_status
 from .errors import InputError
 from .evidence import read_evidence
 from .ledger import read_ledger
@@ -53,10 +53,7 @@ def _cmd_delta(args: argparse.Namespace) -> int:
     base = read_evidence(args.base)
     head = read_evidence(args.head)
     freezes = read_ledger(args.ledger) if args.ledger else []
-    try:
-        changed_text = Path(args.changed).read_text(encoding="utf-8") if args.changed else ""
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError.single(args.changed, "", f"cannot be read ({exc})") from None
+    changed_text = read_name_status(args.changed) if args.changed else ""
     changes = parse_name_status(changed_text, source=args.changed or "changed paths")
     policy = read_policy(args.policy) if args.policy else Policy()
     report = compute_report(

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .changes import parse_name_status
+from .changes import parse_name_status, read_name_status
 from .cli import EXIT_ERROR, EXIT_PASS, EXIT_PENDING, UsageError, emit_report
 from .compression import is_gzip, maybe_gunzip
 from .errors import InputError
@@ -32,6 +32,7 @@ from .transport import (
     TransportError,
     check_base_url,
     check_token,
+    detail_lines,
     is_plain_http_to_remote,
 )
 
@@ -133,9 +134,13 @@ def _guarded(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse
     return run
 
 
+# Error details and rejection reasons printed at most (the server keeps up to 100 reasons).
+MAX_SHOWN_LINES = 50
+
+
 def _print_error(exc: TransportError) -> None:
     print(f"freezedebt-ci: {exc}", file=sys.stderr)
-    for line in exc.detail_lines()[:50]:
+    for line in exc.detail_lines()[:MAX_SHOWN_LINES]:
         print(f"  {line}", file=sys.stderr)
     hint = {
         401: f"check the token (--token or {ENV_TOKEN})",
@@ -296,12 +301,8 @@ def _cmd_upload(args: argparse.Namespace) -> int:
             f"freezedebt-ci: run {run_id} rejected: the server could not use the evidence",
             file=sys.stderr,
         )
-        for reason in reasons if isinstance(reasons, list) else [reasons]:
-            if isinstance(reason, dict):
-                where, message = reason.get("path") or "", reason.get("message") or reason
-                print(f"  {where}: {message}" if where else f"  {message}", file=sys.stderr)
-            else:
-                print(f"  {reason}", file=sys.stderr)
+        for line in detail_lines(reasons)[:MAX_SHOWN_LINES]:
+            print(f"  {line}", file=sys.stderr)
         return EXIT_ERROR
     if args.wait <= 0:
         print(f"run {run_id} received; not waiting for it (--wait 0)")
@@ -370,10 +371,7 @@ def changed_from_git(base: str, head: str, *, cwd: str | None = None) -> str:
 
 def _changed_lines(args: argparse.Namespace) -> list[str]:
     if args.changed:
-        try:
-            text = Path(args.changed).read_text(encoding="utf-8-sig")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError.single(args.changed, "", f"cannot be read ({exc})") from None
+        text = read_name_status(args.changed)
         source = args.changed
     else:
         text = changed_from_git(args.base_sha, args.head_sha)

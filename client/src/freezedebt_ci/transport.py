@@ -55,10 +55,11 @@ class TransportError(Exception):
 
     def detail_lines(self) -> list[str]:
         """The details as readable lines: ``where: message`` for field errors and reasons."""
-        return _detail_lines(self.details, "")
+        return detail_lines(self.details)
 
 
-def _detail_lines(details: Any, where: str) -> list[str]:
+def detail_lines(details: Any, where: str = "") -> list[str]:
+    """Error details or a run's reasons as readable lines: ``where: message`` each."""
     if details in (None, "", {}, []):
         return []
     if isinstance(details, Mapping):
@@ -67,12 +68,12 @@ def _detail_lines(details: Any, where: str) -> list[str]:
             return [f"{place}: {details['message']}" if place else details["message"]]
         lines: list[str] = []
         for key, value in details.items():
-            lines += _detail_lines(value, f"{where}.{key}" if where else str(key))
+            lines += detail_lines(value, f"{where}.{key}" if where else str(key))
         return lines
     if isinstance(details, list):
         lines = []
         for item in details:
-            lines += _detail_lines(item, where)
+            lines += detail_lines(item, where)
         return lines
     return [f"{where}: {details}" if where else str(details)]
 
