@@ -315,8 +315,9 @@ class RunOutcomes(models.Model):
 
 class PatchQuerySet(models.QuerySet["Patch"]):
     def touching_run(self, run: Run) -> "PatchQuerySet":
-        """Patches whose base or head is the run's commit: their reports may now be computed."""
-        return self.filter(repository=run.repository_id).filter(
+        """Patches whose base or head is the run (its commit and label): their reports may now
+        be computed."""
+        return self.filter(repository=run.repository_id, label=run.label).filter(
             Q(base_sha=run.sha) | Q(head_sha=run.sha)
         )
 

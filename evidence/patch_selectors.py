@@ -27,11 +27,16 @@ def repository_get(principal, *, slug: str) -> Repository:
 
 
 def patches_visible_to(principal, *, repository: Repository | None = None) -> QuerySet[Patch]:
-    """Patches, newest first, with repository and report loaded for listing."""
+    """Patches, newest first, with repository and report state loaded for listing (not the
+    report's body, nor the patch's paths and analysis: megabytes for a page of them)."""
     patches = Patch.objects.filter(repository__in=repositories_visible_to(principal))
     if repository is not None:
         patches = patches.filter(repository=repository)
-    return patches.select_related("repository", "report").order_by("-created_at", "-pk")
+    return (
+        patches.select_related("repository", "report")
+        .defer("report__body", "changed", "analysis")
+        .order_by("-created_at", "-pk")
+    )
 
 
 def patch_get(principal, *, patch_id: int) -> Patch:

@@ -17,7 +17,7 @@ from django.db import OperationalError, transaction
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
-from evidence.ingest import outcomes_unpack
+from evidence.ingest import BUCKETS, outcomes_unpack
 from evidence.models import Patch, Report, Repository, Run, RunOutcomes, TestResult
 from freezedebt_ci.changes import Change, changes_from_objects
 from freezedebt_ci.evidence import FAILED, PASSED, SKIPPED, XFAIL, Evidence, evidence_from_outcomes
@@ -32,12 +32,8 @@ logger = logging.getLogger(__name__)
 # Rows fetched per round trip while reading a run's results (200,000-record runs stay flat).
 RESULT_CHUNK_SIZE = 10_000
 
-BUCKET_NAMES = {
-    TestResult.Bucket.PASSED: PASSED,
-    TestResult.Bucket.FAILED: FAILED,
-    TestResult.Bucket.SKIPPED: SKIPPED,
-    TestResult.Bucket.XFAIL: XFAIL,
-}
+# The rules' bucket of each stored one (the ingest's BUCKETS, the other way round).
+BUCKET_NAMES = {number: name for name, number in BUCKETS.items()}
 
 
 # --- inputs of the rules --------------------------------------------------------------------
@@ -52,24 +48,25 @@ def run_for_report(*, repository: Repository, sha: str, label: str) -> Run | Non
     # The stored upload may be tens of MiB; the report needs none of it. Its packed outcomes
     # are what it reads, so they come in the same query.
     runs = Run.objects.defer("raw").select_related("outcomes")
-    run = runs.latest_attempt(repository=repository, sha=sha, label=label)
-    return run if _usable(run) else None
+    return _usable(runs.latest_attempt(repository=repository, sha=sha, label=label))
 
 
-def _usable(run: Run | None) -> bool:
+def _usable(run: Run | None) -> Run | None:
     # A ready run always has its exit status; without it "head-failed" could not be judged,
     # and a report must never pass on evidence it cannot read.
-    return run is not None and run.status == Run.Status.READY and run.exit_code is not None
+    if run is None or run.status != Run.Status.READY or run.exit_code is None:
+        return None
+    return run
 
 
 def _report_run_ids(patch: Patch) -> tuple[int | None, int | None]:
     """The ids of the runs run_for_report takes for the patch's base and head, read lightly."""
     runs = Run.objects.only("pk", "status", "exit_code")
-    ids = []
-    for sha in (patch.base_sha, patch.head_sha):
-        run = runs.latest_attempt(repository=patch.repository, sha=sha, label=patch.label)
-        ids.append(run.pk if _usable(run) else None)
-    return ids[0], ids[1]
+    found = [
+        _usable(runs.latest_attempt(repository=patch.repository, sha=sha, label=patch.label))
+        for sha in (patch.base_sha, patch.head_sha)
+    ]
+    return tuple(None if run is None else run.pk for run in found)
 
 
 def _outcomes(run: Run) -> Iterator[tuple[str, str]]:
@@ -260,7 +257,7 @@ def enqueue_report(patch_id: int) -> None:
 def enqueue_reports_for_run(run: Run, *, computed: Collection[int] = ()) -> None:
     """Recompute, after commit, the reports of every patch whose base or head is this run,
     except those ``computed`` already (see :func:`reports_ahead`)."""
-    patch_ids = Patch.objects.touching_run(run).filter(label=run.label).values_list("pk", flat=True)
+    patch_ids = Patch.objects.touching_run(run).values_list("pk", flat=True)
     for patch_id in patch_ids:
         if patch_id not in computed:
             enqueue_report(patch_id)
@@ -302,7 +299,6 @@ def reports_ahead(run: Run, outcomes: dict[str, str]) -> list[ReportAhead]:
     evidence = Evidence(run.exit_code, outcomes, _meta(run))  # as run_evidence reads it
     patches = list(
         Patch.objects.touching_run(run)
-        .filter(label=run.label)
         .select_related("repository")  # store_reports_ahead reads it again
         .order_by("pk")[:REPORTS_AHEAD]
     )
@@ -356,9 +352,9 @@ def store_reports_ahead(bodies: Iterable[tuple[ReportAhead, dict[str, Any] | Non
     for ahead, body in sorted(bodies, key=lambda item: item[0].patch.pk):
         if body is None:
             continue
-        patch = Patch.objects.select_for_update(of=("self",)).filter(pk=ahead.patch.pk).first()
-        if patch is None or _report_run_ids(ahead.patch) != ahead.run_ids:
+        locked = Patch.objects.select_for_update().filter(pk=ahead.patch.pk).values_list("pk")
+        if not locked or _report_run_ids(ahead.patch) != ahead.run_ids:
             continue
         _save_report(ahead.patch, body)
-        stored.add(patch.pk)
+        stored.add(ahead.patch.pk)
     return stored

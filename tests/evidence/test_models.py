@@ -209,6 +209,7 @@ def test_patches_touching_a_run_are_found_by_base_or_head(db):
     as_head = PatchFactory(repository=run.repository, head_sha=run.sha)
     PatchFactory(repository=run.repository)
     PatchFactory(base_sha=run.sha)  # same sha, another repository
+    PatchFactory(repository=run.repository, base_sha=run.sha, label="py312")  # another job
     assert set(Patch.objects.touching_run(run)) == {as_base, as_head}
 
 
