@@ -177,10 +177,21 @@ def _send_owner_reminders(*, today: datetime.date, leads: list[str], run: Remind
     )
     owners = owners_resolve(freeze.owner for freeze in freezes)
     repository_leads = _repository_leads({freeze.repository_id for freeze in freezes}, leads)
+    # What earlier runs sent, read once: every hour would otherwise try each claim again, an
+    # insert refused by the unique constraint per freeze (and an error line in the server's
+    # log). The claim itself still decides between runs racing for the same e-mail.
+    sent = set(
+        ReminderClaim.objects.filter(freeze__in=freezes, sent_at__isnull=False).values_list(
+            "freeze_id", "freeze_version", "milestone"
+        )
+    )
     for freeze in freezes:
         assert freeze.expires is not None  # noqa: S101 - filtered above
         milestone = milestone_for(expires=freeze.expires, today=today)
         if milestone is None:
+            continue
+        if (freeze.pk, freeze.version, milestone) in sent:
+            run.already_claimed += 1
             continue
         owner: ResolvedOwner | None = owners.get(freeze.owner)
         if owner is None:
@@ -249,10 +260,18 @@ def _send_digests(*, today: datetime.date, leads: list[str], run: ReminderRun) -
         # Nothing to act on: no mail and no claim, so a ledger synced later in the day still
         # gets the day's digest out on the next hourly run.
         return
+    sent = set(
+        DigestClaim.objects.filter(day=today, sent_at__isnull=False).values_list(
+            "recipient", flat=True
+        )
+    )
     for address, repository_ids in _digest_recipients(full, leads).items():
         # Staff get every repository; a team member only their teams' repositories.
         digest = full if repository_ids is None else _digest_of(full, repository_ids)
         if digest.is_empty():
+            continue
+        if address in sent:  # as above: read once rather than refused one by one
+            run.already_claimed += 1
             continue
         claim = _claim(DigestClaim, lookup={"recipient": address, "day": today}, recipient=address)
         if claim is None:

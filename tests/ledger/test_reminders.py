@@ -128,6 +128,18 @@ def test_running_again_sends_nothing_new(freeze, lead):
     assert ReminderClaim.objects.count() == 1
 
 
+def test_an_hourly_run_after_the_sends_tries_no_claim_again(freeze, lead):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    reminders_send(today=day("2026-11-27"))
+    with CaptureQueriesContext(connection) as queries:
+        again = reminders_send(today=day("2026-11-27"))
+    assert again.already_claimed == 2
+    inserts = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("INSERT")]
+    assert inserts == []  # neither claim is attempted (and refused) again
+
+
 def test_the_command_sends_for_the_given_day_and_nothing_when_run_again(freeze, lead, capsys):
     call_command("send_freeze_reminders", "--today", "2026-11-29")
     call_command("send_freeze_reminders", "--today", "2026-11-29")
