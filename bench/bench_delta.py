@@ -32,13 +32,12 @@ import statistics
 import sys
 import tempfile
 import time
-import tracemalloc
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from evidence_gen import AREAS, nodeids  # beside this script
+from evidence_gen import AREAS, base_and_head, nodeids, record, traced_peak  # beside this
 
 from freezedebt_ci.changes import parse_name_status
 from freezedebt_ci.evidence import read_evidence
@@ -50,46 +49,11 @@ TODAY = dt.date(2026, 11, 5)
 TARGET_RATIO = 1.5
 
 
-def _record(rng: random.Random, nodeid: str, bucket: str) -> dict[str, Any]:
-    when = "setup" if bucket == "skipped" else "call"
-    outcome = "skipped" if bucket == "xfail" else bucket
-    record: dict[str, Any] = {
-        "nodeid": nodeid,
-        "when": when,
-        "outcome": outcome,
-        "xfail": bucket == "xfail",
-        "duration": round(rng.expovariate(20.0), 6),
-    }
-    if bucket == "failed":
-        record["longrepr"] = f"E       AssertionError: assert {rng.randrange(99)} == 0"
-    return record
-
-
-def _bucket(rng: random.Random) -> str:
-    roll = rng.random()
-    if roll < 0.010:
-        return "skipped"
-    if roll < 0.012:
-        return "failed"
-    if roll < 0.015:
-        return "xfail"
-    return "passed"
-
-
 def generate(directory: Path, records: int) -> dict[str, Path]:
     """Write base.json, head.json, a ledger and changed paths; return their paths."""
     rng = random.Random(SEED)  # noqa: S311 - reproducible test data, not secrets
     universe = nodeids(rng, records + records // 100, files=2000)
-    base_ids = universe[:records]
-    base = {nodeid: _bucket(rng) for nodeid in base_ids}
-    head = dict(base)
-    for nodeid in rng.sample(base_ids, records // 400):  # removed tests
-        del head[nodeid]
-    for nodeid in rng.sample(sorted(head), records // 500):  # flipped outcomes
-        head[nodeid] = rng.choice(["passed", "failed", "skipped", "xfail"])
-    removed = records - len(head)
-    for nodeid in universe[records : records + removed]:  # added tests: same size as base
-        head[nodeid] = _bucket(rng)
+    base, head = base_and_head(rng, universe, records)
     meta = {"python": "3.11.7", "image_digest": "sha256:" + "ab" * 32}
     paths = {name: directory / f"{name}.json" for name in ("base", "head")}
     for name, outcomes in (("base", base), ("head", head)):
@@ -99,7 +63,7 @@ def generate(directory: Path, records: int) -> dict[str, Path]:
             "format": "freezedebt-evidence/1",
             "exit": 1 if "failed" in outcomes.values() else 0,
             "meta": {**meta, "sha": f"{rng.getrandbits(160):040x}"},
-            "records": [_record(rng, nodeid, outcomes[nodeid]) for nodeid in order],
+            "records": [record(rng, nodeid, outcomes[nodeid]) for nodeid in order],
         }
         paths[name].write_text(json.dumps(document), encoding="utf-8")
 
@@ -208,16 +172,6 @@ def _timed(func: Callable[[], object]) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def _traced_peak(func: Callable[[], object]) -> int:
-    gc.collect()
-    tracemalloc.start()
-    try:
-        func()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
 def _check_same_figures(paths: dict[str, Path]) -> None:
     report, _ = delta_path(paths)
     floor = floor_path(paths)
@@ -258,8 +212,8 @@ def main(argv: list[str] | None = None) -> int:
         median_a, median_b = statistics.median(times["a"]), statistics.median(times["b"])
         ratio = median_a / median_b
         cpu_ratio = statistics.median(cpu["a"]) / statistics.median(cpu["b"])
-        peak_a = _traced_peak(lambda: delta_path(paths))
-        peak_b = _traced_peak(lambda: floor_path(paths))
+        peak_a = traced_peak(lambda: delta_path(paths))
+        peak_b = traced_peak(lambda: floor_path(paths))
         maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         maxrss_mib = maxrss / 2**20 if sys.platform == "darwin" else maxrss / 2**10
 

@@ -40,12 +40,11 @@ import resource
 import statistics
 import sys
 import time
-import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from evidence_gen import nodeids  # beside this script
+import evidence_gen  # beside this script
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 2026
@@ -60,43 +59,11 @@ _BUCKET_NUMBERS = {"passed": 1, "failed": 2, "skipped": 3, "xfail": 4}
 # --- the evidence ---------------------------------------------------------------------------
 
 
-def _bucket(rng: random.Random) -> str:
-    roll = rng.random()
-    if roll < 0.010:
-        return "skipped"
-    if roll < 0.012:
-        return "failed"
-    if roll < 0.015:
-        return "xfail"
-    return "passed"
-
-
-def _record(rng: random.Random, nodeid: str, bucket: str) -> dict[str, Any]:
-    record: dict[str, Any] = {
-        "nodeid": nodeid,
-        "when": "setup" if bucket == "skipped" else "call",
-        "outcome": "skipped" if bucket == "xfail" else bucket,
-        "xfail": bucket == "xfail",
-        "duration": round(rng.expovariate(20.0), 6),
-    }
-    if bucket == "failed":
-        record["longrepr"] = f"E       AssertionError: assert {rng.randrange(99)} == 0"
-        record["signature"] = f"{rng.getrandbits(64):016x}"
-    return record
-
-
 def generate(records: int) -> tuple[bytes, bytes]:
     """The base and head evidence JSON: the head removes, flips and adds some tests."""
     rng = random.Random(SEED)  # noqa: S311 - reproducible test data, not secrets
-    universe = nodeids(rng, records + records // 100, files=2000)
-    base = {nodeid: _bucket(rng) for nodeid in universe[:records]}
-    head = dict(base)
-    for nodeid in rng.sample(sorted(base), records // 400):
-        del head[nodeid]
-    for nodeid in rng.sample(sorted(head), records // 500):
-        head[nodeid] = rng.choice(["passed", "failed", "skipped", "xfail"])
-    for nodeid in universe[records : records + records - len(head)]:
-        head[nodeid] = _bucket(rng)
+    universe = evidence_gen.nodeids(rng, records + records // 100, files=2000)
+    base, head = evidence_gen.base_and_head(rng, universe, records)
     meta = {"python": "3.11.7", "image_digest": "sha256:" + "ab" * 32}
     documents = []
     for outcomes in (base, head):
@@ -106,7 +73,10 @@ def generate(records: int) -> tuple[bytes, bytes]:
             "format": "freezedebt-evidence/1",
             "exit": 1 if "failed" in outcomes.values() else 0,
             "meta": meta,
-            "records": [_record(rng, nodeid, outcomes[nodeid]) for nodeid in order],
+            "records": [
+                evidence_gen.record(rng, nodeid, outcomes[nodeid], signature=True)
+                for nodeid in order
+            ],
         }
         documents.append(json.dumps(document).encode())
     return documents[0], documents[1]
@@ -276,16 +246,6 @@ def _maxrss_mib() -> float:
     return maxrss / 2**20 if sys.platform == "darwin" else maxrss / 2**10
 
 
-def _traced_peak(func: Callable[[], object]) -> int:
-    gc.collect()
-    tracemalloc.start()
-    try:
-        func()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
 def breakdown(bench: Bench) -> dict[str, float]:
     """One untimed round of (a) with the main steps timed (by wrapping them)."""
     from evidence import api, ingest, reports
@@ -377,9 +337,9 @@ def main(argv: list[str] | None = None) -> int:
         ratio = median_a / median_b
 
         sha, patch_id = bench.prepare_real()
-        peak_a = _traced_peak(lambda: bench.real(sha))
+        peak_a = evidence_gen.traced_peak(lambda: bench.real(sha))
         bench.check_real(patch_id, args.records)
-        peak_b = _traced_peak(bench.floor)
+        peak_b = evidence_gen.traced_peak(bench.floor)
         maxrss_mib = _maxrss_mib()
 
         def series(values: list[float]) -> str:

@@ -486,7 +486,8 @@ def profile(urls: dict[str, Any], limit: int = 25) -> None:
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(limit)
 
 
-def measure(base: str, cookie: str, urls: dict[str, Any], *, clients: int, rounds: int) -> None:
+def measure(base: str, cookie: str, urls: dict[str, Any], *, clients: int, rounds: int) -> float:
+    """Each page's p50/p95 under load, printed; returns the worst p95 (ms)."""
     print(
         f"\n{'page':25} {'requests':>8} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}  "
         f"(target p95 <= {TARGET_P95_MS:.0f} ms)"
@@ -506,6 +507,7 @@ def measure(base: str, cookie: str, urls: dict[str, Any], *, clients: int, round
         print(f"{name:25} {len(times):>8} {p50:>8.1f} {p95:>8.1f} {times[-1]:>8.1f}  {verdict}")
     worst = max(results.values())
     print(f"\nworst p95: {worst:.1f} ms ({'within' if worst <= TARGET_P95_MS else 'over'} target)")
+    return worst
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -551,12 +553,12 @@ def main(argv: list[str] | None = None) -> int:
             f"{os.cpu_count()} CPUs; {args.clients} concurrent clients x {args.rounds} requests "
             "per page"
         )
-        measure(base, cookie, urls, clients=args.clients, rounds=args.rounds)
+        worst = measure(base, cookie, urls, clients=args.clients, rounds=args.rounds)
     finally:
         if server is not None:
             stop_server(server)
         teardown()
-    return 0
+    return 0 if worst <= TARGET_P95_MS else 1
 
 
 if __name__ == "__main__":

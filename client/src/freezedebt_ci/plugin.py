@@ -35,7 +35,7 @@ import pytest
 
 from .errors import InputError
 from .evidence import FORMAT
-from .ledger import Freeze, read_ledger
+from .ledger import Freeze, parse_ledger
 from .signatures import failure_signature
 
 #: Failure text kept per record, in UTF-8 bytes (SPEC 4.1).
@@ -202,11 +202,17 @@ class FreezeDebtSession:
         self.freezes: list[Freeze] = []
         self.ledger_sha256: str | None = None
         if self.ledger_path is not None:
+            source = str(self.ledger_path)
             try:
-                self.freezes = read_ledger(self.ledger_path)
-                self.ledger_sha256 = file_sha256(self.ledger_path)
-            except (InputError, OSError) as exc:
+                # Read once: the digest is of the very text the freezes come from.
+                data = self.ledger_path.read_bytes()
+                self.freezes = parse_ledger(data, source=source)
+            except OSError as exc:
+                problem = InputError.single(source, "", f"cannot be read ({exc.strerror})")
+                raise pytest.UsageError(f"--freeze-ledger: {problem}") from None
+            except InputError as exc:
                 raise pytest.UsageError(f"--freeze-ledger: {exc}") from None
+            self.ledger_sha256 = hashlib.sha256(data).hexdigest()
         # Active freezes by node id; an expired or dateless freeze is not applied.
         self.skips: dict[str, Freeze] = {}
         self.signatures: dict[str, list[Freeze]] = {}
