@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 
 from config.api import error_responses
 from config.exceptions import Conflict, PayloadTooLarge
+from config.fields import ShaField
 from evidence import selectors, uploads
 from evidence.authentication import READ_AUTHENTICATION, UPLOAD_AUTHENTICATION
 from evidence.ingest import RunConflict, run_receive
@@ -155,11 +156,7 @@ class RunsApi(APIView):
     throttle_classes = [UploadTokenRateThrottle]
 
     class InputSerializer(serializers.Serializer):
-        sha = serializers.RegexField(
-            r"^[0-9a-fA-F]{7,64}\Z",
-            help_text="The commit the tests ran at (7 to 64 hex digits).",
-            error_messages={"invalid": "Expected a commit sha: 7 to 64 hexadecimal digits."},
-        )
+        sha = ShaField(help_text="The commit the tests ran at (7 to 64 hex digits).")
         branch = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
         label = serializers.CharField(
             max_length=100,
@@ -175,10 +172,6 @@ class RunsApi(APIView):
             default=1,
             help_text="Re-runs of one job count up; reports use the latest attempt.",
         )
-
-        def validate_sha(self, value: str) -> str:
-            # Shas are compared as text everywhere (patches name runs by sha).
-            return value.lower()
 
     @extend_schema(
         operation_id="runs_upload",

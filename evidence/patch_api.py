@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api import error_responses
+from config.fields import ShaField
 from config.jsontext import unstorable
 from config.pagination import Pages
 from evidence import patch_selectors as selectors
@@ -27,9 +28,6 @@ from evidence.reports import report_placeholder
 from evidence.throttles import UploadTokenRateThrottle
 from freezedebt_ci.changes import changes_from_objects
 from freezedebt_ci.errors import InputError
-
-SHA_PATTERN = r"^[0-9a-fA-F]{7,64}\Z"
-SHA_ERRORS = {"invalid": "Expected a commit sha: 7 to 64 hexadecimal digits."}
 
 
 def report_url(patch_id: int) -> str:
@@ -131,12 +129,8 @@ class PatchesApi(APIView):
     @extend_schema_serializer(component_name="PatchDeclaration")
     class InputSerializer(serializers.Serializer):
         ref = serializers.CharField(max_length=200, help_text="e.g. PR-123")
-        base_sha = serializers.RegexField(
-            SHA_PATTERN, help_text="7 to 64 hex digits.", error_messages=SHA_ERRORS
-        )
-        head_sha = serializers.RegexField(
-            SHA_PATTERN, help_text="7 to 64 hex digits.", error_messages=SHA_ERRORS
-        )
+        base_sha = ShaField(help_text="7 to 64 hex digits.")
+        head_sha = ShaField(help_text="7 to 64 hex digits.")
         title = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
         url = serializers.URLField(max_length=2000, required=False, allow_blank=True, default="")
         author = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
@@ -156,13 +150,6 @@ class PatchesApi(APIView):
         analysis = serializers.JSONField(
             required=False, allow_null=True, default=None, help_text="freezedebt-ci analyze JSON"
         )
-
-        # Shas are compared as text with the runs' (which are stored lower-case).
-        def validate_base_sha(self, value: str) -> str:
-            return value.lower()
-
-        def validate_head_sha(self, value: str) -> str:
-            return value.lower()
 
         def validate_analysis(self, value: Any) -> Any:
             if value is not None and not isinstance(value, dict):

@@ -14,11 +14,11 @@ from rest_framework.views import APIView
 
 from config.api import error_responses
 from config.exceptions import Conflict
+from config.fields import ShaField
 from config.pagination import Pages
 from config.parsers import read_bounded
 from evidence import patch_selectors as selectors
 from evidence.authentication import READ_AUTHENTICATION, UPLOAD_AUTHENTICATION
-from evidence.patch_api import SHA_ERRORS, SHA_PATTERN
 from evidence.permissions import HasScope, IsSignedInUser
 from evidence.throttles import UploadTokenRateThrottle
 from freezedebt_ci.errors import InputError
@@ -55,12 +55,7 @@ class LedgerApi(APIView):
 
     @extend_schema_serializer(component_name="LedgerSyncQuery")
     class QuerySerializer(serializers.Serializer):
-        sha = serializers.RegexField(
-            SHA_PATTERN, help_text="The commit the ledger file is from.", error_messages=SHA_ERRORS
-        )
-
-        def validate_sha(self, value: str) -> str:
-            return value.lower()
+        sha = ShaField(help_text="The commit the ledger file is from.")
 
     @extend_schema_serializer(component_name="LedgerSync")
     class OutputSerializer(serializers.Serializer):

@@ -59,6 +59,12 @@ def test_same_ledger_for_the_same_commit_answers_200_unchanged(api_client, ledge
     assert LedgerVersion.objects.count() == 1
 
 
+def test_the_commit_is_stored_lower_case_and_matched_so(api_client, ledger_token):
+    put(api_client, ledger_token, freeze_toml(), sha="ABCDEF1")
+    assert LedgerVersion.objects.get().sha == "abcdef1"
+    assert put(api_client, ledger_token, freeze_toml(), sha="abcdef1").status_code == 200
+
+
 def test_other_ledger_for_a_stored_commit_is_409(api_client, ledger_token):
     put(api_client, ledger_token, freeze_toml())
     response = put(api_client, ledger_token, freeze_toml(expires="2026-12-10"))
