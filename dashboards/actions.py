@@ -18,7 +18,6 @@ from django.utils import timezone
 from django.utils.timesince import timesince
 
 from ledger.models import FreezeAction
-from ledger.selectors import open_renewal_requests
 
 # How each action reads after the owner's name or before "2 days ago".
 VERBS = {
@@ -37,31 +36,51 @@ def ago(when: datetime.datetime, now: datetime.datetime | None = None) -> str:
 
 
 def describe(action: FreezeAction, now: datetime.datetime | None = None) -> dict[str, Any]:
-    """One action as the pages show it: ``verb``, ``ago``, ``at``, ``owner``, ``reason``
-    (the proposed reason of a renewal request, else ""), ``text`` ("acknowledged 2 days ago")
-    and the model as ``action``."""
-    verb = VERBS.get(action.action, action.action)
-    when = ago(action.created_at, now)
+    """One action as the pages show it: ``kind``, ``verb``, ``ago``, ``at``, ``owner``,
+    ``version``, ``reason`` (the proposed reason of a renewal request, else "") and ``text``
+    ("acknowledged 2 days ago")."""
+    return describe_fields(
+        {
+            "action": action.action,
+            "created_at": action.created_at,
+            "owner_email": action.owner_email,
+            "freeze_version": action.freeze_version,
+            "new_reason": action.new_reason,
+        },
+        now,
+    )
+
+
+# The fields of an action that describe_fields reads.
+DESCRIBED_FIELDS = ("action", "created_at", "owner_email", "freeze_version", "new_reason")
+
+
+def describe_fields(fields: dict[str, Any], now: datetime.datetime | None = None) -> dict[str, Any]:
+    """:func:`describe` from an action's ``DESCRIBED_FIELDS`` (a ``values()`` row)."""
+    verb = VERBS.get(fields["action"], fields["action"])
+    when = ago(fields["created_at"], now)
     return {
-        "action": action,
-        "kind": action.action,
+        "kind": fields["action"],
         "verb": verb,
         "ago": when,
-        "at": action.created_at,
-        "owner": action.owner_email,
-        "version": action.freeze_version,
-        "reason": action.new_reason,
+        "at": fields["created_at"],
+        "owner": fields["owner_email"],
+        "version": fields["freeze_version"],
+        "reason": fields["new_reason"],
         "text": f"{verb} {when}",
     }
 
 
-def repository_actions(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Extra context of the repository page, from ``repository_detail``'s freeze rows:
+def repository_actions(
+    rows: list[dict[str, Any]], renewal_requests: Iterable[FreezeAction]
+) -> dict[str, Any]:
+    """Extra context of the repository page, from ``repository_detail``'s freeze rows and open
+    renewal requests (no query):
 
     ``freezes`` (the rows, each with ``answer``: its latest action on the current version as
     :func:`describe` gives it, or None, and ``unowned``: its handle resolves to nobody) and
-    ``renewal_requests`` (the open ones, described, each with its ``freeze_id`` and the
-    freeze's current ``current_reason``). One query.
+    ``renewal_requests`` (described, each with its ``freeze_id``, and the freeze's current
+    ``current_reason`` and ``expires``).
     """
     now = timezone.now()
     freezes = [
@@ -72,24 +91,26 @@ def repository_actions(rows: list[dict[str, Any]]) -> dict[str, Any]:
         }
         for row in rows
     ]
+    by_pk = {row["id"]: row for row in rows}
     requests = [
         {
             **describe(action, now),
-            "freeze_id": action.freeze.freeze_id,
-            "current_reason": action.freeze.reason,
-            "expires": action.freeze.expires,
+            "freeze_id": by_pk[action.freeze_id]["freeze_id"],
+            "current_reason": by_pk[action.freeze_id]["reason"],
+            "expires": by_pk[action.freeze_id]["expires"],
         }
-        for action in open_renewal_requests(row["id"] for row in rows)
+        for action in renewal_requests
     ]
     return {"freezes": freezes, "renewal_requests": requests}
 
 
-def latest_by_repository(slugs: Iterable[str]) -> dict[str, FreezeAction]:
+def latest_by_repository(slugs: Iterable[str]) -> dict[str, dict[str, Any]]:
     """Each repository's most recent action on a current freeze's current version (one query).
 
-    Keyed by repository slug; repositories without one are left out. The actions of current
-    freeze versions are few (they end with the version), so they are ranked per repository in
-    one pass rather than looked up repository by repository.
+    Keyed by repository slug, each the action's ``DESCRIBED_FIELDS`` and its freeze's
+    ``freeze_id``; repositories without one are left out. The actions of current freeze
+    versions are few (they end with the version), so they are ranked per repository in one
+    pass rather than looked up repository by repository.
     """
     newest_first = [F("created_at").desc(), F("pk").desc()]
     actions = (
@@ -102,20 +123,13 @@ def latest_by_repository(slugs: Iterable[str]) -> dict[str, FreezeAction]:
             rank=Window(RowNumber(), partition_by=F("freeze__repository_id"), order_by=newest_first)
         )
         .filter(rank=1)
-        .select_related("freeze__repository")
-        # What describe() and the overview read: 50 repositories' freezes whole took longer
-        # than the query.
-        .only(
-            "action",
-            "created_at",
-            "owner_email",
-            "freeze_version",
-            "new_reason",
-            "freeze__freeze_id",
-            "freeze__repository__slug",
+        .values(
+            *DESCRIBED_FIELDS,
+            freeze_code=F("freeze__freeze_id"),
+            slug=F("freeze__repository__slug"),
         )
     )
-    return {action.freeze.repository.slug: action for action in actions}
+    return {row.pop("slug"): row for row in actions}
 
 
 def overview_actions(rows: list[dict[str, Any]]) -> None:
@@ -127,4 +141,4 @@ def overview_actions(rows: list[dict[str, Any]]) -> None:
         action = latest.get(row["slug"])
         row["answer"] = None
         if action is not None:
-            row["answer"] = describe(action, now) | {"freeze_id": action.freeze.freeze_id}
+            row["answer"] = describe_fields(action, now) | {"freeze_id": action["freeze_code"]}

@@ -25,7 +25,7 @@ from freezedebt_ci.ledger import expiry_status
 from freezedebt_ci.policy import DEFAULT_SEVERITIES
 from ledger.models import Freeze, FreezeAction, FreezeEvent, Policy, PolicyChange
 from ledger.owners import owners_resolve
-from ledger.selectors import latest_actions
+from ledger.selectors import current_version_actions
 
 # "Change over 30 days" and "blocked share of patches in the last 30 days".
 CHANGE_WINDOW_DAYS = 30
@@ -399,7 +399,8 @@ def repository_detail(
     ``history`` (ledger events newest first: ``kind``, ``freeze_id``, ``silent``, ``chain``,
     ``created_at``, ``sha``, ``before``, ``after``); ``silent_renewals``; ``chains`` (freeze id
     to renewals in its current chain, only those renewed); ``patches`` (the 50 latest with
-    ``verdict``, ``status`` and problem ``codes``); ``policy`` (effective severities, limits,
+    ``verdict``, ``status`` and problem ``codes``); ``renewal_requests`` (the open ones, oldest
+    first, as FreezeAction models); ``policy`` (effective severities, limits,
     paths, ``overrides``: the severities stored for this repository, and the last 20 audited
     changes). The snapshots are read once, for ``series``; ``weekly`` is derived from it.
     """
@@ -412,9 +413,12 @@ def repository_detail(
         Freeze.objects.current().filter(repository=repository).order_by("expires", "freeze_id")
     )
     owners = owners_resolve(freeze.owner for freeze in freezes)
-    actions = latest_actions(freezes)
+    # The owners' answers on the current versions, once: each freeze's latest, and the
+    # renewal requests (open while on the current version of a freeze still in the ledger).
+    answers = current_version_actions(freezes)
+    latest = {action.freeze_id: action for action in answers}
     rows = [
-        _freeze_row(freeze, today=today, owners=owners, action=actions.get(freeze.pk))
+        _freeze_row(freeze, today=today, owners=owners, action=latest.get(freeze.pk))
         for freeze in freezes
     ]
     # As in the snapshots: "active" is every freeze in force, the expiring ones included.
@@ -428,25 +432,21 @@ def repository_detail(
         if row["status"] in ("active", "expiring", "expired") and not row["acknowledged"]
     )
 
-    events = (
-        FreezeEvent.objects.filter(repository=repository)
-        .select_related("freeze", "ledger_version")
-        .only(*_EVENT_FIELDS, "freeze__freeze_id")
-        .order_by("-created_at", "-pk")[:200]
-    )
     history = [
         {
-            "kind": event.kind,
-            "freeze_id": event.freeze.freeze_id,
-            "freeze_pk": event.freeze_id,
-            "silent": event.silent,
-            "chain": event.chain,
-            "created_at": event.created_at,
-            "sha": event.ledger_version.sha,
-            "before": event.before,
-            "after": event.after,
+            "kind": event["kind"],
+            "freeze_id": event["freeze__freeze_id"],
+            "freeze_pk": event["freeze_id"],
+            "silent": event["silent"],
+            "chain": event["chain"],
+            "created_at": event["created_at"],
+            "sha": event["ledger_version__sha"],
+            "before": event["before"],
+            "after": event["after"],
         }
-        for event in events
+        for event in FreezeEvent.objects.filter(repository=repository)
+        .order_by("-created_at", "-pk")
+        .values(*_EVENT_FIELDS, "freeze_id", "freeze__freeze_id")[:200]
     ]
 
     patches = []
@@ -454,24 +454,29 @@ def repository_detail(
     # megabytes for a large suite, and this list shows fifty of them.
     recent = (
         Patch.objects.filter(repository=repository)
-        .select_related("report")
-        .only("ref", "title", "author", "created_at", "report__status", "report__verdict")
-        .annotate(report_problems=KeyTransform("problems", "report__body"))
-        .order_by("-created_at", "-pk")[:RECENT_PATCHES]
+        .order_by("-created_at", "-pk")
+        .values(
+            "pk",
+            "ref",
+            "title",
+            "author",
+            "created_at",
+            "report__status",
+            "report__verdict",
+            problems=KeyTransform("problems", "report__body"),
+        )[:RECENT_PATCHES]
     )
     for patch in recent:
-        report = getattr(patch, "report", None)
-        problems = patch.report_problems if isinstance(patch.report_problems, list) else []
+        problems = patch["problems"] if isinstance(patch["problems"], list) else []
         patches.append(
             {
-                "patch": patch,
-                "id": patch.pk,
-                "ref": patch.ref,
-                "title": patch.title,
-                "author": patch.author,
-                "created_at": patch.created_at,
-                "status": report.status if report else Report.Status.PENDING,
-                "verdict": report.verdict if report else Report.Verdict.PENDING,
+                "id": patch["pk"],
+                "ref": patch["ref"],
+                "title": patch["title"],
+                "author": patch["author"],
+                "created_at": patch["created_at"],
+                "status": patch["report__status"] or Report.Status.PENDING,
+                "verdict": patch["report__verdict"] or Report.Verdict.PENDING,
                 "codes": sorted({p.get("code", "") for p in problems if isinstance(p, dict)}),
             }
         )
@@ -498,6 +503,9 @@ def repository_detail(
         "silent_renewals": sum(1 for event in history if event["silent"]),
         "chains": {f.freeze_id: f.renewals for f in freezes if f.renewals},
         "patches": patches,
+        "renewal_requests": [
+            action for action in answers if action.action == FreezeAction.Action.RENEWAL
+        ],
         "policy": _policy(repository),
     }
 
@@ -596,42 +604,41 @@ def freeze_detail(*, user, repository_slug: str, freeze_id: str) -> dict[str, An
     current_action = next((a for a in actions if a.freeze_version == freeze.version), None)
     events = [
         {
-            "kind": event.kind,
-            "silent": event.silent,
-            "chain": event.chain,
-            "sha": event.ledger_version.sha,
-            "created_at": event.created_at,
-            "before": event.before,
-            "after": event.after,
+            "kind": event["kind"],
+            "silent": event["silent"],
+            "chain": event["chain"],
+            "sha": event["ledger_version__sha"],
+            "created_at": event["created_at"],
+            "before": event["before"],
+            "after": event["after"],
         }
         for event in FreezeEvent.objects.filter(freeze=freeze)
-        .select_related("ledger_version")
-        .only(*_EVENT_FIELDS)
         .order_by("created_at", "pk")
+        .values(*_EVENT_FIELDS)
     ]
     runs = list(
         Run.objects.filter(repository=repository, status=Run.Status.READY)
         .order_by("-created_at", "-pk")
-        .only("pk", "sha", "branch", "label", "created_at")[:RECENT_RUNS_FOR_FREEZE]
+        .values("pk", "sha", "branch", "label", "created_at")[:RECENT_RUNS_FOR_FREEZE]
     )
-    name = TestName.objects.filter(
-        repository=repository, nodeid_sha256=TestName.digest(freeze.nodeid)
-    ).first()
+    # The frozen test's result in each of them, through its name's digest (one query).
     buckets: dict[int, int] = {}
-    if name is not None and runs:
+    if runs:
         buckets = dict(
-            TestResult.objects.filter(test=name, run_id__in=[run.pk for run in runs]).values_list(
-                "run_id", "bucket"
-            )
+            TestResult.objects.filter(
+                test__repository=repository,
+                test__nodeid_sha256=TestName.digest(freeze.nodeid),
+                run_id__in=[run["pk"] for run in runs],
+            ).values_list("run_id", "bucket")
         )
     outcomes = [
         {
-            "run": run.pk,
-            "sha": run.sha,
-            "branch": run.branch,
-            "label": run.label,
-            "created_at": run.created_at,
-            "outcome": BUCKET_LABELS.get(buckets.get(run.pk, 0), "not run"),
+            "run": run["pk"],
+            "sha": run["sha"],
+            "branch": run["branch"],
+            "label": run["label"],
+            "created_at": run["created_at"],
+            "outcome": BUCKET_LABELS.get(buckets.get(run["pk"], 0), "not run"),
         }
         for run in runs
     ]

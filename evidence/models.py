@@ -197,6 +197,12 @@ class Run(TimeStamped):
             ),
             # Repository pages list recent runs of a branch (the default branch for skip debt).
             models.Index(fields=["repository", "branch", "-created_at"], name="run_branch_idx"),
+            # A freeze's page shows the frozen test in the repository's latest parsed runs.
+            models.Index(
+                fields=["repository", "-created_at", "-id"],
+                condition=Q(status="ready"),
+                name="run_ready_recent_idx",
+            ),
         ]
 
     def __str__(self) -> str:

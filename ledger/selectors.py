@@ -23,15 +23,23 @@ def freezes_visible_to(
     )
 
 
+def current_version_actions(freezes: Iterable[Freeze]) -> list[FreezeAction]:
+    """The owner actions on the current version of each of these freezes, oldest first (one
+    query): an action on an earlier version ended with it."""
+    versions = {freeze.pk: freeze.version for freeze in freezes}
+    return [
+        action
+        for action in FreezeAction.objects.filter(freeze_id__in=versions).order_by(
+            "created_at", "pk"
+        )
+        if versions[action.freeze_id] == action.freeze_version
+    ]
+
+
 def latest_actions(freezes: Iterable[Freeze]) -> dict[int, FreezeAction]:
     """The latest owner action on the current version of each freeze, by freeze pk (one
     query): what the pages and the digest show as "acknowledged 2 days ago"."""
-    versions = {freeze.pk: freeze.version for freeze in freezes}
-    latest: dict[int, FreezeAction] = {}
-    for action in FreezeAction.objects.filter(freeze_id__in=versions).order_by("created_at", "pk"):
-        if versions[action.freeze_id] == action.freeze_version:
-            latest[action.freeze_id] = action
-    return latest
+    return {action.freeze_id: action for action in current_version_actions(freezes)}
 
 
 def open_renewal_requests(freeze_pks: Iterable[int] | None = None) -> list[FreezeAction]:

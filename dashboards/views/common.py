@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 
 from django.http import QueryDict
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.timezone import localtime
 
 from dashboards import charts
 
@@ -114,6 +115,14 @@ def chart_panel(
         "table": _numbers_table(head, [[row[x], *(row.get(c) for c in columns)] for row in table]),
         "csv": csv,
     }
+
+
+def minute_text(moment: datetime.datetime, *, zone: bool = False) -> str:
+    """A moment in the current time zone as the tables show it, "2026-11-30 08:15", and with
+    the zone's name after it when asked: the date filter's "Y-m-d H:i" and "Y-m-d H:i e"."""
+    local = localtime(moment)
+    text = local.strftime("%Y-%m-%d %H:%M")
+    return f"{text} {local.tzname() or ''}" if zone else text
 
 
 def text_html(value: object) -> str:

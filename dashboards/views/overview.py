@@ -13,15 +13,14 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils import dateformat, timezone
+from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.timezone import localtime
 from django.views.decorators.http import require_GET
 
 from dashboards import charts, exports, selectors
 from dashboards.actions import overview_actions
 from dashboards.selectors import weekly_from_series
-from dashboards.views.common import Filters, change_text, chart_panel, text_html
+from dashboards.views.common import Filters, change_text, chart_panel, minute_text, text_html
 from evidence.models import Repository
 from freezedebt_ci.ledger import EXPIRING_WITHIN_DAYS
 
@@ -83,7 +82,7 @@ def _table_body(rows: list[dict[str, Any]], filters: Filters) -> SafeString:
                 )
             answer = row.get("answer")
             if cell["key"] == "unacknowledged" and answer:
-                at = dateformat.format(localtime(answer["at"]), "Y-m-d H:i e")
+                at = minute_text(answer["at"], zone=True)
                 about = f"latest owner answer: {answer['freeze_id']}, {answer['owner']}, {at}"
                 text += (
                     f'<br><small class="answer" title="{text_html(about)}">'
