@@ -27,12 +27,18 @@ validate_repository_slug = RegexValidator(
 )
 
 
+def sees_every_repository(user) -> bool:
+    """Whether ``visible_to(user)`` is every repository (active staff): a read may then leave
+    out the repository condition altogether."""
+    return bool(getattr(user, "is_authenticated", False) and user.is_active and user.is_staff)
+
+
 class RepositoryQuerySet(models.QuerySet["Repository"]):
     def visible_to(self, user) -> "RepositoryQuerySet":
         """The repositories a user may read; every read path filters through this."""
         if not getattr(user, "is_authenticated", False) or not user.is_active:
             return self.none()
-        if user.is_staff:
+        if sees_every_repository(user):
             return self.all()
         from django.contrib.auth.base_user import AbstractBaseUser
 

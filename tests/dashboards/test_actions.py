@@ -289,3 +289,33 @@ def test_every_page_renders_without_any_answer(client, staff):
     page = text(client.get(reverse("dashboards:repository", args=["bare"])))
     assert "unowned freeze" in page
     assert "No open renewal requests on the current freezes." in page
+
+
+@pytest.mark.parametrize(
+    "delta",
+    [
+        datetime.timedelta(seconds=30),
+        datetime.timedelta(minutes=1),
+        datetime.timedelta(minutes=59, seconds=59),
+        datetime.timedelta(hours=1),
+        datetime.timedelta(hours=5, minutes=3),
+        datetime.timedelta(days=1),
+        datetime.timedelta(days=2, minutes=5),
+        datetime.timedelta(days=7),
+        datetime.timedelta(days=20),
+        datetime.timedelta(days=31),
+        datetime.timedelta(days=75),
+        datetime.timedelta(days=366),
+        datetime.timedelta(days=800),
+    ],
+)
+def test_ago_says_what_djangos_timesince_says_in_its_largest_unit(delta):
+    from django.utils.timesince import timesince
+
+    when = NOW - delta
+    expected = (
+        "just now"
+        if delta < datetime.timedelta(minutes=1)
+        else (f"{timesince(when, NOW, depth=1)} ago")
+    )
+    assert actions.ago(when, NOW) == expected

@@ -54,6 +54,7 @@ def persona(world, request, name):
         "member": lambda: world["member"],
         "outsider": lambda: request.getfixturevalue("outsider"),
         "anonymous": AnonymousUser,
+        "inactive staff": lambda: UserFactory(username="gone", is_staff=True, is_active=False),
     }[name]()
 
 
@@ -62,6 +63,7 @@ SEES = {
     "member": {"billing"},
     "outsider": set(),
     "anonymous": set(),
+    "inactive staff": set(),
 }
 
 
@@ -81,6 +83,16 @@ def test_series_and_weekly_hold_only_visible_repositories(world, request, who):
     )
     assert {row["repository"] for row in series} == SEES[who]
     assert {row["repository"] for row in weekly} == SEES[who]
+
+
+@pytest.mark.parametrize("who", sorted(SEES))
+def test_debt_totals_sum_only_visible_repositories(world, request, who):
+    # Each repository has one snapshot: 1 active freeze, 2 patches, 1 blocked.
+    user = persona(world, request, who)
+    for repositories in (None, ["billing", "search"]):
+        daily = selectors.debt_totals(user=user, repositories=repositories, **RANGE)["daily"]
+        assert sum(row["active"] for row in daily) == len(SEES[who])
+        assert sum(row["patches"] for row in daily) == 2 * len(SEES[who])
 
 
 @pytest.mark.parametrize("who", sorted(SEES))
@@ -143,5 +155,6 @@ def test_an_upload_token_sees_no_dashboard(world):
     )
     principal = TokenPrincipal.from_token(token)
     assert selectors.overview_rows(user=principal, repositories=None, **RANGE) == []
+    assert selectors.debt_totals(user=principal, repositories=None, **RANGE)["daily"] == []
     with pytest.raises(Http404):
         selectors.repository_detail(user=principal, slug="billing")
