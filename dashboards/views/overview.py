@@ -93,6 +93,19 @@ def _table_body(rows: list[dict[str, Any]], filters: Filters) -> SafeString:
     return mark_safe("\n".join(lines))  # noqa: S308 - every piece of text above is escaped
 
 
+def _repository_options(visible: list[tuple[int, str, str]], filters: Filters) -> SafeString:
+    """The repository filter's options, every text escaped: on every overview, cached or not,
+    so written here rather than with a template loop over them."""
+    chosen = set(filters.repositories)
+    return mark_safe(  # noqa: S308 - every piece of text is escaped
+        "".join(
+            f'<option value="{text_html(slug)}"{" selected" if slug in chosen else ""}>'
+            f"{text_html(name)} ({text_html(slug)})</option>"
+            for _, slug, name in visible
+        )
+    )
+
+
 def _overview_data(request: HttpRequest, filters: Filters) -> dict[str, Any]:
     """The table's rows, and the charts' numbers summed by the database across repositories
     (rows per day or week, however many repositories are chosen)."""
@@ -190,6 +203,7 @@ def index(request: HttpRequest) -> HttpResponse:
         "rows": panels["rows"],
         "panels_html": mark_safe(panels["html"]),  # noqa: S308 - rendered by our template
         "all_repositories": [(slug, name) for _, slug, name in visible],
+        "repository_options": _repository_options(visible, filters),
     }
     return render(request, "dashboards/overview.html", context)
 

@@ -256,6 +256,9 @@ def test_overview_rows_escape_what_users_named(client, db, staff):
     assert "<script>" not in row
     assert "Odd &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; co</a>" in row
     assert "<code>odd</code>" in row
+    # And so does the repository filter's option.
+    option = 'value="odd">Odd &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; co (odd)'
+    assert option in page
 
 
 def test_overview_charts_reach_the_page_as_json_data_not_script(client, world, staff):
@@ -275,6 +278,9 @@ def test_overview_filters_live_in_the_url(client, world, staff):
     page = response.content.decode()
     assert "/r/billing/" in page
     assert "/r/search/" not in page
+    # The filter shows what was chosen, and offers the rest.
+    assert re.search(r'<option value="billing" selected>[^<]*\(billing\)</option>', page)
+    assert re.search(r'<option value="search">[^<]*\(search\)</option>', page)
     # The chart's CSV link carries the same filters, so it exports what the page shows.
     csv_link = re.search(r'href="(/export/freeze-debt\.csv\?[^"]+)"', page).group(1)
     rows = client.get(csv_link.replace("&amp;", "&")).content.decode().splitlines()
