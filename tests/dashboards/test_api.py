@@ -2,11 +2,15 @@
 to the repositories they may see."""
 
 import datetime
+import json
 
 import pytest
 import time_machine
+from rest_framework.renderers import JSONRenderer
 from rest_framework.test import APIClient
 
+from dashboards import selectors
+from dashboards.api import DebtApi
 from dashboards.models import DebtSnapshot
 from dashboards.teams import team_create
 from evidence.models import UploadToken
@@ -158,6 +162,17 @@ def test_rows_carry_every_snapshot_figure(world, staff):
         "earned": 0,
         "borrowed": 0,
     }
+
+
+def test_rows_are_what_the_documented_serializer_makes_of_the_snapshots(world, staff):
+    response = client_for(staff).get(URL, {"start": day(365).isoformat()})
+    results = response.json()["results"]
+    series = selectors.debt_series(user=staff, start=day(365), end=TODAY, repositories=None)
+    documented = DebtApi.OutputSerializer(series, many=True).data
+    assert len(results) == 4
+    assert results == json.loads(JSONRenderer().render(documented))
+    # Key for key, in the documented order.
+    assert all(list(row) == list(DebtApi.OutputSerializer().fields) for row in results)
 
 
 def test_the_range_defaults_to_90_days_up_to_today(world, staff):
