@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from dashboards.models import DebtSnapshot
 from dashboards.teams import team_create
+from evidence.models import TestResult
 from ledger.models import FreezeAction, FreezeEvent, PolicyChange
 from tests.factories import (
     FreezeEventFactory,
@@ -23,6 +24,8 @@ from tests.factories import (
     ReportFactory,
     RepositoryFactory,
     RunFactory,
+    TestNameFactory,
+    TestResultFactory,
     UserFactory,
 )
 
@@ -451,6 +454,39 @@ def test_freeze_page_shows_fields_blast_radius_versions_and_acknowledgements(cli
     assert "silent renewal" in page
     assert "o@example.com" in page
     assert "No runs of this repository yet." not in page  # the patches' runs are there
+
+
+def test_freeze_page_lists_each_recent_run_with_its_outcome(client, db, staff):
+    repository = RepositoryFactory(slug="shop")
+    freeze = FreezeFactory(repository=repository, freeze_id="FRZ-1", nodeid="tests/t.py::flaky")
+    name = TestNameFactory(repository=repository, nodeid="tests/t.py::flaky")
+    moment = timezone.now().replace(microsecond=0) - datetime.timedelta(hours=2)
+    failed = RunFactory(
+        repository=repository, branch='feat/<b>"x"</b>', label="py3.12", status="ready",
+        parsed_at=moment, created_at=moment,
+    )  # fmt: skip
+    unlabelled = RunFactory(
+        repository=repository, branch="", status="ready", parsed_at=moment,
+        created_at=moment - datetime.timedelta(hours=1),
+    )  # fmt: skip
+    TestResultFactory(run=failed, test=name, bucket=TestResult.Bucket.FAILED)
+    page = (
+        login(client, staff)
+        .get(reverse("dashboards:freeze", args=["shop", freeze.freeze_id]))
+        .content.decode()
+    )
+    rows = re.findall(r"<tr><td><a href=[^\n]*?</tr>", page)
+    assert len(rows) == 2
+    newest, oldest = rows
+    assert f'<a href="/api/v1/runs/{failed.pk}">{failed.pk}</a>' in newest
+    assert f"<code>{failed.sha[:12]}</code> <small>py3.12</small>" in newest
+    assert "<td>feat/&lt;b&gt;&quot;x&quot;&lt;/b&gt;</td>" in newest
+    local = timezone.localtime(moment).strftime("%Y-%m-%d %H:%M")
+    assert f"<td>{local}</td>" in newest
+    assert '<span class="outcome failed">failed</span>' in newest
+    # No label, no branch, and the test did not run there.
+    assert f"<code>{unlabelled.sha[:12]}</code></td><td>\N{EN DASH}</td>" in oldest
+    assert '<span class="outcome not-run">not run</span>' in oldest
 
 
 # --- query counts --------------------------------------------------------------------------
