@@ -78,6 +78,10 @@ class PolicyForm(forms.Form):
             initial[f"severity_{code}"] = overrides.get(code, SEVERITY_DEFAULT)
         return initial
 
+    def plain_fields(self) -> list[forms.BoundField]:
+        """The fields other than the severities, in order."""
+        return [self[name] for name in self.fields if not name.startswith("severity_")]
+
     def severity_rows(self) -> SafeString:
         """The severity selects as table rows, every text escaped: written here because
         Django's widget templates, and then a template loop over their options, took a sixth of
@@ -169,6 +173,7 @@ def _repository_page(
         "expiring_within": EXPIRING_WITHIN_DAYS,
         "history": detail["history"][:HISTORY_ROWS],
         "history_rows": _history_rows(detail["history"][:HISTORY_ROWS], link),
+        "chain_links": _chain_links(detail["chains"], link),
         "patch_rows": _patch_rows(detail["patches"], slug),
         "history_total": len(detail["history"]),
         "filters": filters,
@@ -274,6 +279,17 @@ def _ledger_rows(freezes: list[dict[str, Any]], link: Callable[[str], str]) -> S
             f'<td class="answer">{_answer_cell(row["answer"])}</td></tr>'
         )
     return mark_safe("\n".join(lines))  # noqa: S308 - every piece of text above is escaped
+
+
+def _chain_links(chains: dict[str, int], link: Callable[[str], str]) -> SafeString:
+    """ "FRZ-1 renewed 2 times; FRZ-4 renewed 1 time", each freeze linked, every text escaped."""
+    return mark_safe(  # noqa: S308 - every piece of text is escaped
+        "; ".join(
+            f'<a href="{link(freeze_id)}">{text_html(freeze_id)}</a> renewed {count} '
+            f"time{'' if count == 1 else 's'}"
+            for freeze_id, count in chains.items()
+        )
+    )
 
 
 def _history_rows(history: list[dict[str, Any]], link: Callable[[str], str]) -> SafeString:

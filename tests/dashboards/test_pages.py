@@ -333,6 +333,23 @@ def test_repository_page_shows_ledger_history_patches_and_policy(client, world):
         assert f'data-chart="chart-{chart}"' in page
 
 
+def test_repository_page_links_each_renewal_chain(client, db, staff):
+    repository = RepositoryFactory(slug="shop")
+    FreezeFactory(repository=repository, freeze_id="FRZ-once", renewals=1)
+    FreezeFactory(repository=repository, freeze_id="tests/t.py::test_a[x&y]", renewals=2)
+    FreezeFactory(repository=repository, freeze_id="FRZ-never", renewals=0)
+    page = login(client, staff).get(reverse("dashboards:repository", args=["shop"]))
+    text = page.content.decode()
+    chains = text[text.index("Renewal chains:") :]
+    chains = chains[: chains.index("</p>")]
+    assert '<a href="/r/shop/freezes/FRZ-once/">FRZ-once</a> renewed 1 time' in chains
+    node = reverse("dashboards:freeze", args=["shop", "tests/t.py::test_a[x&y]"])
+    assert node.endswith("test_a%5Bx&y%5D/")
+    assert f'<a href="{node.replace("&", "&amp;")}">tests/t.py::test_a[x&amp;y]</a>' in chains
+    assert "renewed 2 times" in chains
+    assert "FRZ-never" not in chains
+
+
 def policy_post(**changes):
     data = {
         "max_freeze_days": 14,
