@@ -51,24 +51,15 @@ def ago(when: datetime.datetime, now: datetime.datetime | None = None) -> str:
     return f"{timesince(when, now, depth=1, time_strings=_UNITS)} ago"
 
 
+# The fields of an action that describe_fields reads.
+DESCRIBED_FIELDS = ("action", "created_at", "owner_email", "freeze_version", "new_reason")
+
+
 def describe(action: FreezeAction, now: datetime.datetime | None = None) -> dict[str, Any]:
     """One action as the pages show it: ``kind``, ``verb``, ``ago``, ``at``, ``owner``,
     ``version``, ``reason`` (the proposed reason of a renewal request, else "") and ``text``
     ("acknowledged 2 days ago")."""
-    return describe_fields(
-        {
-            "action": action.action,
-            "created_at": action.created_at,
-            "owner_email": action.owner_email,
-            "freeze_version": action.freeze_version,
-            "new_reason": action.new_reason,
-        },
-        now,
-    )
-
-
-# The fields of an action that describe_fields reads.
-DESCRIBED_FIELDS = ("action", "created_at", "owner_email", "freeze_version", "new_reason")
+    return describe_fields({name: getattr(action, name) for name in DESCRIBED_FIELDS}, now)
 
 
 def describe_fields(fields: dict[str, Any], now: datetime.datetime | None = None) -> dict[str, Any]:

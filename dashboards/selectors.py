@@ -411,9 +411,9 @@ def repository_detail(
     ``created_at``, ``sha``, ``before``, ``after``); ``silent_renewals``; ``chains`` (freeze id
     to renewals in its current chain, only those renewed); ``patches`` (the 50 latest with
     ``verdict``, ``status`` and problem ``codes``); ``renewal_requests`` (the open ones, oldest
-    first, as FreezeAction models); ``policy`` (effective severities, limits,
-    paths, ``overrides``: the severities stored for this repository, and the last 20 audited
-    changes). The snapshots are read once, for ``series``; ``weekly`` is derived from it.
+    first, as FreezeAction models); ``policy`` (effective severities, limits, paths,
+    ``overrides``: the severities stored for this repository, and the last 20 audited changes).
+    The snapshots are read once, for ``series``; ``weekly`` is derived from it.
     """
     repository = _repository(user, slug)
     today = today or timezone.localdate()
