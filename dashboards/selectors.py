@@ -66,6 +66,20 @@ def _visible(user, repositories: list[str] | None = None) -> QuerySet[Repository
     return visible
 
 
+def _snapshots_visible(
+    user, repositories: list[str] | None, start: datetime.date, end: datetime.date
+) -> QuerySet[DebtSnapshot]:
+    """The snapshots of ``start``..``end`` of the visible repositories (of those named).
+
+    No repository condition when that is every repository, as ``patch_selectors.visible_rows``
+    does: its join of every snapshot cost PostgreSQL as much as a year's sums. Unlike there,
+    upload tokens see none: the dashboards are for people."""
+    snapshots = DebtSnapshot.objects.filter(day__gte=start, day__lte=end)
+    if repositories or not sees_every_repository(user):
+        snapshots = snapshots.filter(repository__in=_visible(user, repositories))
+    return snapshots
+
+
 def repository_visible(user, slug: str) -> Repository:
     """The repository named ``slug`` if the user may see it; Http404 otherwise."""
     return _repository(user, slug)
@@ -238,9 +252,7 @@ def debt_snapshots(
     with ``day``, ``repository__slug`` and the figures of ``SERIES_FIELDS``, sorted by day then
     repository slug (a total order: one snapshot per repository and day)."""
     return (
-        DebtSnapshot.objects.filter(
-            repository__in=_visible(user, repositories), day__gte=start, day__lte=end
-        )
+        _snapshots_visible(user, repositories, start, end)
         .order_by("day", "repository__slug")
         .values("day", "repository__slug", *SERIES_FIELDS)
     )
@@ -293,14 +305,10 @@ def debt_totals(
     :func:`weekly_from_series`). Weeks cut by the range count only the days inside it. One
     query, and rows per day rather than per repository and day.
     """
-    snapshots = DebtSnapshot.objects.filter(day__gte=start, day__lte=end)
-    # Staff without a repository filter see every repository: no condition then, which for a
-    # year of 50 repositories cost PostgreSQL as much as the sums (a join of every row).
-    if repositories or not sees_every_repository(user):
-        snapshots = snapshots.filter(repository__in=_visible(user, repositories))
     daily = [
         {"date": row[0], **dict(zip(TOTAL_FIELDS, row[1:], strict=True))}
-        for row in snapshots.values("day")
+        for row in _snapshots_visible(user, repositories, start, end)
+        .values("day")
         .annotate(**{f"total_{name}": Sum(name) for name in TOTAL_FIELDS})
         .order_by("day")
         .values_list("day", *(f"total_{name}" for name in TOTAL_FIELDS))

@@ -5,17 +5,33 @@ token (which sees its own repository only). Anything else is "not found", never 
 an answer must not reveal that another repository's object exists.
 """
 
-from django.db.models import QuerySet
+from typing import TypeVar
+
+from django.db.models import Model, QuerySet
 from django.http import Http404
 
 from evidence.authentication import TokenPrincipal
-from evidence.models import Patch, Repository
+from evidence.models import Patch, Repository, sees_every_repository
+
+M = TypeVar("M", bound=Model)
 
 
 def repositories_visible_to(principal) -> QuerySet[Repository]:
     if isinstance(principal, TokenPrincipal):
         return Repository.objects.filter(pk=principal.repository.pk)
     return Repository.objects.visible_to(principal)
+
+
+def visible_rows(rows: QuerySet[M], principal) -> QuerySet[M]:
+    """``rows`` (of a model with a ``repository``) limited to the repositories the caller sees.
+
+    For a caller who sees every repository (active staff) no condition at all: a semi-join of
+    every row against the whole repository table cost PostgreSQL as much as the overview's sums
+    of a year of 50 repositories' snapshots.
+    """
+    if sees_every_repository(principal):
+        return rows
+    return rows.filter(repository__in=repositories_visible_to(principal))
 
 
 def repository_get(principal, *, slug: str) -> Repository:
@@ -29,7 +45,7 @@ def repository_get(principal, *, slug: str) -> Repository:
 def patches_visible_to(principal, *, repository: Repository | None = None) -> QuerySet[Patch]:
     """Patches, newest first, with repository and report state loaded for listing (not the
     report's body, nor the patch's paths and analysis: megabytes for a page of them)."""
-    patches = Patch.objects.filter(repository__in=repositories_visible_to(principal))
+    patches = visible_rows(Patch.objects.all(), principal)
     if repository is not None:
         patches = patches.filter(repository=repository)
     return (
@@ -41,7 +57,7 @@ def patches_visible_to(principal, *, repository: Repository | None = None) -> Qu
 
 def patch_get(principal, *, patch_id: int) -> Patch:
     patch = (
-        Patch.objects.filter(pk=patch_id, repository__in=repositories_visible_to(principal))
+        visible_rows(Patch.objects.filter(pk=patch_id), principal)
         .select_related("repository")
         .first()
     )

@@ -8,17 +8,13 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
 from evidence.models import Run
-from evidence.patch_selectors import repositories_visible_to
+from evidence.patch_selectors import visible_rows
 
 
 def runs_visible_to(principal) -> QuerySet[Run]:
     """Runs of the repositories the caller sees. The upload body is left out: no read needs
     it, and it may be tens of MiB."""
-    return (
-        Run.objects.defer("raw")
-        .select_related("repository")
-        .filter(repository__in=repositories_visible_to(principal))
-    )
+    return visible_rows(Run.objects.defer("raw").select_related("repository"), principal)
 
 
 def run_get(principal, *, run_id: int) -> Run:

@@ -5,7 +5,7 @@ from collections.abc import Iterable
 from django.db.models import F, QuerySet
 
 from evidence.models import Repository
-from evidence.patch_selectors import repositories_visible_to
+from evidence.patch_selectors import visible_rows
 from ledger.models import Freeze, FreezeAction
 
 
@@ -13,7 +13,7 @@ def freezes_visible_to(
     principal, *, repository: Repository | None = None, include_retired: bool = False
 ) -> QuerySet[Freeze]:
     """Freezes of the visible repositories, soonest expiry first (retired ones on request)."""
-    freezes = Freeze.objects.filter(repository__in=repositories_visible_to(principal))
+    freezes = visible_rows(Freeze.objects.all(), principal)
     if repository is not None:
         freezes = freezes.filter(repository=repository)
     if not include_retired:
