@@ -14,6 +14,7 @@ from typing import Any
 
 from celery import shared_task
 from django.db import OperationalError, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
@@ -39,19 +40,20 @@ BUCKET_NAMES = {number: name for name, number in BUCKETS.items()}
 # --- inputs of the rules --------------------------------------------------------------------
 
 
-def run_for_report(*, repository: Repository, sha: str, label: str) -> Run | None:
+def run_for_report(
+    *, repository: Repository, sha: str, label: str, runs: QuerySet[Run] | None = None
+) -> Run | None:
     """The run a report uses for a commit: the latest attempt of (sha, label), if ready.
 
     A later attempt still being parsed, or rejected, leaves the commit without usable evidence:
-    an earlier attempt is never taken in its place.
+    an earlier attempt is never taken in its place. ``runs``: what to read of it; by default
+    all a report needs.
     """
-    # The stored upload may be tens of MiB; the report needs none of it. Its packed outcomes
-    # are what it reads, so they come in the same query.
-    runs = Run.objects.defer("raw").select_related("outcomes")
-    return _usable(runs.latest_attempt(repository=repository, sha=sha, label=label))
-
-
-def _usable(run: Run | None) -> Run | None:
+    if runs is None:
+        # The stored upload may be tens of MiB; the report needs none of it. Its packed
+        # outcomes are what it reads, so they come in the same query.
+        runs = Run.objects.defer("raw").select_related("outcomes")
+    run = runs.latest_attempt(repository=repository, sha=sha, label=label)
     # A ready run always has its exit status; without it "head-failed" could not be judged,
     # and a report must never pass on evidence it cannot read.
     if run is None or run.status != Run.Status.READY or run.exit_code is None:
@@ -59,14 +61,18 @@ def _usable(run: Run | None) -> Run | None:
     return run
 
 
-def _report_run_ids(patch: Patch) -> tuple[int | None, int | None]:
-    """The ids of the runs run_for_report takes for the patch's base and head, read lightly."""
-    runs = Run.objects.only("pk", "status", "exit_code")
-    found = [
-        _usable(runs.latest_attempt(repository=patch.repository, sha=sha, label=patch.label))
+def _patch_runs(patch: Patch, runs: QuerySet[Run] | None = None) -> list[Run | None]:
+    """The runs of the patch's base and head that its report uses (see run_for_report)."""
+    return [
+        run_for_report(repository=patch.repository, sha=sha, label=patch.label, runs=runs)
         for sha in (patch.base_sha, patch.head_sha)
     ]
-    return tuple(None if run is None else run.pk for run in found)
+
+
+def _report_run_ids(patch: Patch) -> tuple[int | None, ...]:
+    """The ids of the runs the patch's report uses, read lightly."""
+    runs = _patch_runs(patch, Run.objects.only("pk", "status", "exit_code"))
+    return tuple(None if run is None else run.pk for run in runs)
 
 
 def _outcomes(run: Run) -> Iterator[tuple[str, str]]:
@@ -206,11 +212,7 @@ def report_compute(*, patch_id: int) -> Report | None:
         )
         if patch is None:
             return None
-        runs = [
-            run_for_report(repository=patch.repository, sha=sha, label=patch.label)
-            for sha in (patch.base_sha, patch.head_sha)
-        ]
-        base, head = (run_evidence(run) if run is not None else None for run in runs)
+        base, head = (run_evidence(run) if run is not None else None for run in _patch_runs(patch))
         return _save_report(patch, report_body(patch, base=base, head=head))
 
 
