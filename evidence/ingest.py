@@ -505,8 +505,9 @@ def _store_batched(run: Run, rows: list[Row]) -> None:
     repository_id = run.repository_id
     digests = [TestName.digest(row[0]) for row in rows]
     ids = _test_ids(repository_id, digests)
-    missing = [(digest, row[0]) for digest, row in zip(digests, rows, strict=True)]
-    missing = [(digest, nodeid) for digest, nodeid in missing if digest not in ids]
+    missing = [
+        (digest, row[0]) for digest, row in zip(digests, rows, strict=True) if digest not in ids
+    ]
     TestName.objects.bulk_create(
         (
             TestName(repository_id=repository_id, nodeid=nodeid, nodeid_sha256=digest)

@@ -143,10 +143,11 @@ def _foreign_handles(user) -> set[str]:
     )
 
 
-def _managed_owner(request: HttpRequest, pk: int) -> Owner:
-    """The directory entry, if the user may manage it; 404 otherwise, as for repositories."""
+def _managed_owner(pk: int, foreign: set[str]) -> Owner:
+    """The directory entry, unless its handle is one of ``foreign`` (:func:`_foreign_handles`);
+    404 otherwise, as for repositories."""
     owner = get_object_or_404(Owner, pk=pk)
-    if owner.handle in _foreign_handles(request.user):
+    if owner.handle in foreign:
         raise Http404("No such owner.")
     return owner
 
@@ -213,11 +214,10 @@ def owner_create(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "HEAD", "POST"])
 @lead_required
 def owner_update(request: HttpRequest, pk: int) -> HttpResponse:
-    owner = _managed_owner(request, pk)
+    foreign = _foreign_handles(request.user)
+    owner = _managed_owner(pk, foreign)
     form = OwnerForm(
-        request.POST if request.method == "POST" else None,
-        instance=owner,
-        foreign=_foreign_handles(request.user),
+        request.POST if request.method == "POST" else None, instance=owner, foreign=foreign
     )
     if request.method == "POST" and form.is_valid():
         form.save()
@@ -228,5 +228,5 @@ def owner_update(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @lead_required
 def owner_delete(request: HttpRequest, pk: int) -> HttpResponse:
-    _managed_owner(request, pk).delete()
+    _managed_owner(pk, _foreign_handles(request.user)).delete()
     return redirect("ledger:owner-list")

@@ -137,7 +137,7 @@ def _cell(value: Any) -> str:
         return "\N{EN DASH}"
     if isinstance(value, datetime.date):
         return value.isoformat()
-    return html.escape(str(value))
+    return text_html(value)
 
 
 def _numbers_table(head: list[str], body: list[list[Any]]) -> SafeString:

@@ -165,14 +165,15 @@ def _repository_page(
         ),
     ]
     answers = repository_actions(detail["freezes"], detail["renewal_requests"])
+    history = detail["history"][:HISTORY_ROWS]
     link = _freeze_links(slug)
     context = {
         **detail,
         **answers,
         "ledger_rows": _ledger_rows(answers["freezes"], link),
         "expiring_within": EXPIRING_WITHIN_DAYS,
-        "history": detail["history"][:HISTORY_ROWS],
-        "history_rows": _history_rows(detail["history"][:HISTORY_ROWS], link),
+        "history": history,
+        "history_rows": _history_rows(history, link),
         "chain_links": _chain_links(detail["chains"], link),
         "patch_rows": _patch_rows(detail["patches"], slug),
         "history_total": len(detail["history"]),
