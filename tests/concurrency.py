@@ -4,6 +4,20 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+from django.conf import settings
+
+ON_POSTGRESQL = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
+
+
+def races_need_postgresql(what: str) -> pytest.MarkDecorator:
+    """Skips a test of ``what`` racing on SQLite, which serialises every writer."""
+    return pytest.mark.skipif(
+        not ON_POSTGRESQL,
+        reason=f"SQLite serialises every writer, so {what} cannot race there; "
+        "run with DATABASE_URL=postgres://…",
+    )
+
 
 def at_once(*works: Callable[[], Any], timeout: float = 60) -> list[Any]:
     """Run each callable in its own thread, all released together by a barrier; return their

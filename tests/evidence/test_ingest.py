@@ -6,7 +6,6 @@ import time
 from functools import partial
 
 import pytest
-from django.conf import settings as django_settings
 from django.db import OperationalError
 from django.utils import timezone
 
@@ -14,7 +13,7 @@ from evidence import ingest
 from evidence.ingest import run_ingest, runs_requeue_received
 from evidence.models import Run, TestName, TestResult
 from evidence.tasks import ingest_run, sweep_received_runs
-from tests.concurrency import at_once
+from tests.concurrency import at_once, races_need_postgresql
 from tests.evidence.bodies import JUNIT, JUNIT_BUCKETS, MIXED, MIXED_BUCKETS, evidence, record
 from tests.factories import RepositoryFactory, RunFactory
 
@@ -294,11 +293,7 @@ def test_the_sweep_leaves_parsed_runs_alone(db, reports_enqueued):
     assert runs_requeue_received() == []
 
 
-@pytest.mark.skipif(
-    not django_settings.DATABASES["default"]["ENGINE"].endswith("postgresql"),
-    reason="SQLite serialises every writer; the race of two runs interning the same names "
-    "needs PostgreSQL (DATABASE_URL=postgres://…)",
-)
+@races_need_postgresql("two runs interning the same names")
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_runs_interning_the_same_names_store_all_their_results(
     reports_enqueued, name_matching
@@ -322,11 +317,7 @@ def test_concurrent_runs_interning_the_same_names_store_all_their_results(
         assert TestResult.objects.filter(run=run).count() == len(shared) + 1
 
 
-@pytest.mark.skipif(
-    not django_settings.DATABASES["default"]["ENGINE"].endswith("postgresql"),
-    reason="SQLite serialises every writer; a deletion racing an ingest needs PostgreSQL "
-    "(DATABASE_URL=postgres://…)",
-)
+@races_need_postgresql("a deletion and an ingest")
 @pytest.mark.django_db(transaction=True)
 def test_deleting_a_run_while_it_is_ingested_leaves_no_results_behind(
     reports_enqueued, monkeypatch

@@ -5,14 +5,13 @@ import hashlib
 from functools import partial
 
 import pytest
-from django.conf import settings as django_settings
 from django.utils import timezone
 
 from evidence import reports
 from evidence.ingest import run_ingest
 from evidence.models import Report, Run, RunOutcomes
 from evidence.reports import report_compute, reports_ahead, store_reports_ahead
-from tests.concurrency import at_once
+from tests.concurrency import at_once, races_need_postgresql
 from tests.evidence.bodies import evidence, record
 from tests.factories import PatchFactory, RepositoryFactory, RunFactory
 
@@ -182,11 +181,7 @@ def test_a_failure_computing_it_leaves_the_run_stored_and_the_report_to_the_task
     assert "not computed by the ingest" in caplog.text
 
 
-@pytest.mark.skipif(
-    not django_settings.DATABASES["default"]["ENGINE"].endswith("postgresql"),
-    reason="SQLite serialises every writer; the race of a patch's two runs needs PostgreSQL "
-    "(DATABASE_URL=postgres://…)",
-)
+@races_need_postgresql("a patch's two runs")
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("round_", range(3))
 def test_base_and_head_ingested_at_once_leave_a_ready_report(round_, monkeypatch):

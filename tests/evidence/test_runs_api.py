@@ -4,7 +4,6 @@ import io
 import tracemalloc
 
 import pytest
-from django.conf import settings as django_settings
 from django.db import OperationalError
 from django.test import Client
 from kombu.exceptions import OperationalError as BrokerError
@@ -14,7 +13,7 @@ from evidence.ingest import runs_requeue_received
 from evidence.models import Run, TestName, TestResult, UploadToken
 from evidence.services import repository_create, token_create
 from evidence.tasks import ingest_run
-from tests.concurrency import at_once
+from tests.concurrency import at_once, races_need_postgresql
 from tests.evidence.bodies import (
     BILLION_LAUGHS,
     JUNIT,
@@ -29,7 +28,6 @@ from tests.evidence.bodies import (
 )
 
 RUNS = "/api/v1/runs"
-ON_POSTGRESQL = django_settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
 
 
 def _bearer(token: str) -> dict[str, str]:
@@ -229,11 +227,7 @@ def test_labels_tell_parallel_jobs_of_one_commit_apart(upload):
     assert Run.objects.count() == 2
 
 
-@pytest.mark.skipif(
-    not ON_POSTGRESQL,
-    reason="SQLite serialises every writer, so concurrent uploads cannot race there; "
-    "run with DATABASE_URL=postgres://… to exercise the unique constraint under contention",
-)
+@races_need_postgresql("concurrent uploads")
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_identical_uploads_store_one_run():
     repository = repository_create(slug="racing")

@@ -3,17 +3,15 @@ import smtplib
 
 import pytest
 import time_machine
-from django.conf import settings as django_settings
 from django.core import mail
 from django.core.management import CommandError, call_command
 
 from ledger.models import DigestClaim, FreezeAction, Owner, ReminderClaim
 from ledger.reminders import CLAIM_LEASE, ReminderDeliveryFailed, milestone_for, reminders_send
 from ledger.tasks import send_freeze_reminders
-from tests.concurrency import at_once
+from tests.concurrency import at_once, races_need_postgresql
 from tests.factories import FreezeFactory, UserFactory
 
-ON_POSTGRESQL = django_settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
 EXPIRES = datetime.date(2026, 11, 30)
 UTC = datetime.UTC
 
@@ -404,11 +402,7 @@ def test_a_claim_abandoned_mid_send_waits_for_its_lease(freeze):
 # --- concurrency --------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(
-    not ON_POSTGRESQL,
-    reason="SQLite serialises every writer, so concurrent runs cannot race there; "
-    "run with DATABASE_URL=postgres://… to exercise the claim constraint under contention",
-)
+@races_need_postgresql("concurrent reminder runs")
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_runs_send_each_reminder_and_digest_once():
     Owner.objects.create(handle="team-payments", email="payments@example.com")
