@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from django.db.models import OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery, Sum, Window
 from django.db.models.fields.json import KeyTransform
 from django.http import Http404
 from django.utils import timezone
@@ -40,6 +40,8 @@ CHANGE_WINDOW_DAYS = 30
 # The repository page's trends when no range is asked for.
 DEFAULT_TREND_DAYS = 90
 RECENT_PATCHES = 50
+# Ledger events on the repository page; each freeze's page has its whole history.
+RECENT_EVENTS = 60
 RECENT_RUNS_FOR_FREEZE = 20
 
 # The figures of an overview row whose 30-day change is shown.
@@ -397,6 +399,15 @@ def _policy(repository: Repository) -> dict[str, Any]:
 # What the pages show of a ledger event: of its ledger version only the sha, since a version
 # holds the ledger's whole text and its freezes, once per event read.
 _EVENT_FIELDS = ("kind", "silent", "chain", "created_at", "before", "after", "ledger_version__sha")
+# The repository page lists events without what changed (each freeze's page shows that).
+_LISTED_EVENT_FIELDS = (
+    "kind",
+    "silent",
+    "chain",
+    "created_at",
+    "ledger_version__sha",
+    "freeze__freeze_id",
+)
 
 
 def repository_detail(
@@ -415,8 +426,9 @@ def repository_detail(
     ``owner_email``, ``status`` active/expiring/expired/invalid, ``days_left``, ``acknowledged``
     and ``latest_action`` on the current version); ``counts`` (freezes per status, where
     ``active`` includes the expiring ones as in the snapshots, and ``unacknowledged``);
-    ``history`` (ledger events newest first: ``kind``, ``freeze_id``, ``silent``, ``chain``,
-    ``created_at``, ``sha``, ``before``, ``after``); ``silent_renewals``; ``chains`` (freeze id
+    ``history`` (the ``RECENT_EVENTS`` latest ledger events, newest first: ``kind``,
+    ``freeze_id``, ``silent``, ``chain``, ``created_at``, ``sha``); ``history_total`` (all the
+    repository's events) and ``silent_renewals`` (all its silent ones); ``chains`` (freeze id
     to renewals in its current chain, only those renewed); ``patches`` (the 50 latest with
     ``verdict``, ``status`` and problem ``codes``); ``renewal_requests`` (the open ones, oldest
     first, as FreezeAction models); ``policy`` (effective severities, limits, paths,
@@ -451,21 +463,26 @@ def repository_detail(
         if row["status"] in ("active", "expiring", "expired") and not row["acknowledged"]
     )
 
+    # The latest events, with the count of all of them and of the silent renewals among them
+    # (window counts, taken before the limit): one query, without the freezes' JSON.
+    events = list(
+        FreezeEvent.objects.filter(repository=repository)
+        .annotate(
+            total=Window(Count("pk")), silent_total=Window(Count("pk", filter=Q(silent=True)))
+        )
+        .order_by("-created_at", "-pk")
+        .values(*_LISTED_EVENT_FIELDS, "total", "silent_total")[:RECENT_EVENTS]
+    )
     history = [
         {
             "kind": event["kind"],
             "freeze_id": event["freeze__freeze_id"],
-            "freeze_pk": event["freeze_id"],
             "silent": event["silent"],
             "chain": event["chain"],
             "created_at": event["created_at"],
             "sha": event["ledger_version__sha"],
-            "before": event["before"],
-            "after": event["after"],
         }
-        for event in FreezeEvent.objects.filter(repository=repository)
-        .order_by("-created_at", "-pk")
-        .values(*_EVENT_FIELDS, "freeze_id", "freeze__freeze_id")[:200]
+        for event in events
     ]
 
     patches = []
@@ -519,7 +536,8 @@ def repository_detail(
         "freezes": rows,
         "counts": counts,
         "history": history,
-        "silent_renewals": sum(1 for event in history if event["silent"]),
+        "history_total": events[0]["total"] if events else 0,
+        "silent_renewals": events[0]["silent_total"] if events else 0,
         "chains": {f.freeze_id: f.renewals for f in freezes if f.renewals},
         "patches": patches,
         "renewal_requests": [

@@ -127,12 +127,19 @@ def minute_text(moment: datetime.datetime, *, zone: bool = False) -> str:
 
 def text_html(value: object) -> str:
     """Text for HTML, as Django's escape makes it, without its lazy-string wrapper: tables
-    built in Python call this for every cell."""
+    built in Python call this for every cell. Numbers have nothing to escape."""
+    kind = type(value)
+    if kind is int or kind is float:
+        return repr(value)
     return html.escape(str(value))
 
 
 def _cell(value: Any) -> str:
-    """One table cell's text, HTML-escaped."""
+    """One table cell's text, HTML-escaped. Numbers and dates, most of a chart's cells, have
+    nothing to escape (see text_html)."""
+    kind = type(value)
+    if kind is int or kind is float:
+        return repr(value)
     if value is None:
         return "\N{EN DASH}"
     if isinstance(value, datetime.date):
@@ -149,10 +156,11 @@ def _numbers_table(head: list[str], body: list[list[Any]]) -> SafeString:
     header = f'<th scope="col">{html.escape(head[0])}</th>' + "".join(
         f'<th scope="col" class="num">{html.escape(label)}</th>' for label in head[1:]
     )
+    cell = _cell
     rows = "\n".join(
-        f'<tr><th scope="row">{_cell(row[0])}</th>'
-        + "".join(f'<td class="num">{_cell(value)}</td>' for value in row[1:])
-        + "</tr>"
+        f'<tr><th scope="row">{cell(row[0])}</th><td class="num">'
+        + '</td><td class="num">'.join([cell(value) for value in row[1:]])
+        + "</td></tr>"
         for row in body
     )
     return mark_safe(  # noqa: S308 - every piece of text above is escaped

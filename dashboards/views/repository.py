@@ -29,8 +29,6 @@ from ledger.models import FreezeAction
 from ledger.services import policy_update
 
 SEVERITY_DEFAULT = ""
-# Ledger events on the repository page; each freeze's page has its whole history.
-HISTORY_ROWS = 60
 
 
 class PolicyForm(forms.Form):
@@ -165,18 +163,15 @@ def _repository_page(
         ),
     ]
     answers = repository_actions(detail["freezes"], detail["renewal_requests"])
-    history = detail["history"][:HISTORY_ROWS]
     link = _freeze_links(slug)
     context = {
         **detail,
         **answers,
         "ledger_rows": _ledger_rows(answers["freezes"], link),
         "expiring_within": EXPIRING_WITHIN_DAYS,
-        "history": history,
-        "history_rows": _history_rows(history, link),
+        "history_rows": _history_rows(detail["history"], link),
         "chain_links": _chain_links(detail["chains"], link),
         "patch_rows": _patch_rows(detail["patches"], slug),
-        "history_total": len(detail["history"]),
         "filters": filters,
         "charts": chart_list,
         "form": form,

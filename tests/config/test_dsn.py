@@ -29,13 +29,13 @@ def test_sqlite_url_with_a_host_is_refused():
 def test_postgres_url_fills_every_connection_field(scheme):
     config = parse_database_url(f"{scheme}://fd%40user:p%3Ass@db.internal:6543/freeze%20debt")
     assert config == {
-        "ENGINE": "django.db.backends.postgresql",
+        "ENGINE": "config.postgresql",
         "NAME": "freeze debt",
         "USER": "fd@user",
         "PASSWORD": "p:ss",
         "HOST": "db.internal",
         "PORT": "6543",
-        "OPTIONS": {},
+        "OPTIONS": {"server_side_binding": True, "prepare_threshold": 5},
     }
 
 
@@ -46,7 +46,37 @@ def test_postgres_url_without_credentials_or_port_leaves_them_empty():
 
 def test_postgres_query_parameters_become_options():
     config = parse_database_url("postgres://u@h/db?sslmode=require&connect_timeout=5")
-    assert config["OPTIONS"] == {"sslmode": "require", "connect_timeout": "5"}
+    assert config["OPTIONS"] == {
+        "sslmode": "require",
+        "connect_timeout": "5",
+        "server_side_binding": True,
+        "prepare_threshold": 5,
+    }
+
+
+@pytest.mark.parametrize(
+    ("query", "options"),
+    [
+        ("prepare_threshold=none", {"server_side_binding": True, "prepare_threshold": None}),
+        ("prepare_threshold=0", {"server_side_binding": True, "prepare_threshold": 0}),
+        ("server_side_binding=false", {"server_side_binding": False, "prepare_threshold": 5}),
+    ],
+)
+def test_postgres_statement_preparation_can_be_turned_off(query, options):
+    # Behind a pooler that loses prepared statements between transactions.
+    assert parse_database_url(f"postgres://u@h/db?{query}")["OPTIONS"] == options
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("prepare_threshold=often", "neither a count nor 'none'"),
+        ("server_side_binding=maybe", "not a boolean"),
+    ],
+)
+def test_postgres_typed_options_refuse_other_values(query, message):
+    with pytest.raises(ImproperlyConfigured, match=message):
+        parse_database_url(f"postgres://u@h/db?{query}")
 
 
 def test_postgres_percent_encoded_host_is_a_socket_directory():

@@ -100,7 +100,7 @@ def test_production_uses_the_database_and_broker_from_the_environment():
         env,
     )
     database = values["DATABASES"]["default"]
-    assert database["ENGINE"] == "django.db.backends.postgresql"
+    assert database["ENGINE"] == "config.postgresql"
     assert (database["HOST"], database["NAME"]) == ("db.internal", "freezedebt")
     assert values["CELERY_BROKER_URL"] == "redis://queue.internal:6379/3"
     assert values["CELERY_TASK_ALWAYS_EAGER"] is False
@@ -140,7 +140,7 @@ def test_test_settings_honour_database_url():
         ["DATABASES"],
         {"DATABASE_URL": "postgres://postgres@127.0.0.1:5432/freezedebt"},
     )
-    assert values["DATABASES"]["default"]["ENGINE"] == "django.db.backends.postgresql"
+    assert values["DATABASES"]["default"]["ENGINE"] == "config.postgresql"
 
 
 def test_upload_limits_have_the_documented_defaults():

@@ -313,6 +313,24 @@ def test_repository_detail_shows_history_with_silent_renewals_and_chains(ledger,
     assert renewal["silent"] is True
 
 
+def test_repository_detail_lists_the_latest_events_and_counts_them_all(ledger, staff, monkeypatch):
+    # Four events, of which the oldest is the only silent one: a page of two still counts it.
+    long_ago = datetime.datetime(2020, 1, 1, tzinfo=datetime.UTC)
+    FreezeEvent.objects.filter(silent=True).update(created_at=long_ago)
+    monkeypatch.setattr(selectors, "RECENT_EVENTS", 2)
+    detail = selectors.repository_detail(user=staff, slug="billing")
+    assert len(detail["history"]) == 2
+    assert all(not event["silent"] for event in detail["history"])
+    assert detail["history_total"] == 4
+    assert detail["silent_renewals"] == 1
+
+
+def test_repository_detail_without_events_counts_none(staff):
+    RepositoryFactory(slug="quiet")
+    detail = selectors.repository_detail(user=staff, slug="quiet")
+    assert (detail["history"], detail["history_total"], detail["silent_renewals"]) == ([], 0, 0)
+
+
 def test_repository_detail_lists_patches_with_verdicts_and_policy(ledger, staff):
     ReportFactory(
         patch=PatchFactory(repository=ledger, ref="PR-1"),

@@ -1,0 +1,1 @@
+"""Django's PostgreSQL backend, batching its statements under the server's parameter limit."""
