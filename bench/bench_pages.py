@@ -235,12 +235,11 @@ def generate(*, repositories: int, days: int, patches: int, freezes: int) -> dic
         reports = []
         for patch in patch_rows:
             verdict = rng.choice(["pass", "block", "block", "pending"])
-            status = "pending" if verdict == "pending" else "ready"
-            reports.append(
-                Report(patch=patch, status=status, verdict=verdict,
-                       body=_report_body(rng, verdict, today) if status == "ready" else {},
-                       computed_at=now if status == "ready" else None)
-            )  # fmt: skip
+            if verdict == "pending":
+                reports.append(Report(patch=patch))
+            else:
+                body = _report_body(rng, verdict, today)
+                reports.append(Report(patch=patch, **Report.fields_of(body), computed_at=now))
         Report.objects.bulk_create(reports, batch_size=2000)
         print(f"  {len(patch_rows):,} patches with their reports", flush=True)
 

@@ -14,7 +14,6 @@ import datetime
 from typing import Any
 
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery, Sum, Window
-from django.db.models.fields.json import KeyTransform
 from django.http import Http404
 from django.utils import timezone
 
@@ -486,7 +485,7 @@ def repository_detail(
     ]
 
     patches = []
-    # Only the problems of each report: a whole body carries per-file rows and test lists,
+    # The problems' codes, not the report bodies: a body carries per-file rows and test lists,
     # megabytes for a large suite, and this list shows fifty of them.
     recent = (
         Patch.objects.filter(repository=repository)
@@ -499,11 +498,10 @@ def repository_detail(
             "created_at",
             "report__status",
             "report__verdict",
-            problems=KeyTransform("problems", "report__body"),
+            "report__codes",
         )[:RECENT_PATCHES]
     )
     for patch in recent:
-        problems = patch["problems"] if isinstance(patch["problems"], list) else []
         patches.append(
             {
                 "id": patch["pk"],
@@ -513,7 +511,7 @@ def repository_detail(
                 "created_at": patch["created_at"],
                 "status": patch["report__status"] or Report.Status.PENDING,
                 "verdict": patch["report__verdict"] or Report.Verdict.PENDING,
-                "codes": sorted({p.get("code", "") for p in problems if isinstance(p, dict)}),
+                "codes": patch["report__codes"] or [],
             }
         )
 

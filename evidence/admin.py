@@ -121,7 +121,7 @@ class ReportInline(admin.StackedInline):
     # patch list would then disagree with the report body).
     model = Report
     extra = 0
-    fields = readonly_fields = ["status", "verdict", "body", "computed_at", "created_at"]
+    fields = readonly_fields = ["status", "verdict", "codes", "body", "computed_at", "created_at"]
     can_delete = False
 
     def has_add_permission(self, request, obj=None) -> bool:

@@ -559,9 +559,7 @@ def _historical_patch(
     body = report_body(patch, base=base_evidence, head=head_evidence, today=day)
     Report.objects.create(
         patch=patch,
-        status=body["status"],
-        verdict=body["verdict"],
-        body=body,
+        **Report.fields_of(body),
         computed_at=at + dt.timedelta(seconds=30),
         created_at=at,
     )

@@ -2,6 +2,7 @@
 patches and their reports."""
 
 import hashlib
+from typing import Any
 
 from django.conf import settings
 from django.core.validators import RegexValidator
@@ -385,6 +386,10 @@ class Report(TimeStamped):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     verdict = models.CharField(max_length=16, choices=Verdict.choices, default=Verdict.PENDING)
     body = models.JSONField(default=dict, blank=True)
+    # The codes of the body's problems (report_codes): what lists of patches show, read without
+    # the body, which PostgreSQL would decompress whole to find them (megabytes for a large
+    # suite, fifty times per page).
+    codes = models.JSONField(default=list, blank=True)
     computed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -402,6 +407,24 @@ class Report(TimeStamped):
 
     def __str__(self) -> str:
         return f"report of {self.patch_id}: {self.status}/{self.verdict}"
+
+    @staticmethod
+    def fields_of(body: dict[str, Any]) -> dict[str, Any]:
+        """What a report stores of a computed body: its status, verdict and codes, and itself."""
+        return {
+            "status": body["status"],
+            "verdict": body["verdict"],
+            "codes": report_codes(body),
+            "body": body,
+        }
+
+
+def report_codes(body: Any) -> list[str]:
+    """The distinct codes of a report body's problems, sorted ("" for a problem without one)."""
+    problems = body.get("problems") if isinstance(body, dict) else None
+    if not isinstance(problems, list):
+        return []
+    return sorted({p.get("code", "") for p in problems if isinstance(p, dict)})
 
 
 # Personal tokens carry their own marker, so neither kind of token can pass for the other and a

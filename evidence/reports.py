@@ -218,13 +218,7 @@ def report_compute(*, patch_id: int) -> Report | None:
 
 def _save_report(patch: Patch, body: dict[str, Any]) -> Report:
     report, _ = Report.objects.update_or_create(
-        patch=patch,
-        defaults={
-            "status": body["status"],
-            "verdict": body["verdict"],
-            "body": body,
-            "computed_at": timezone.now(),
-        },
+        patch=patch, defaults={**Report.fields_of(body), "computed_at": timezone.now()}
     )
     return report
 

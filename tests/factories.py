@@ -5,7 +5,7 @@ import hashlib
 import factory
 from django.contrib.auth import get_user_model
 
-from evidence.models import Patch, Report, Repository, Run, TestName, TestResult
+from evidence.models import Patch, Report, Repository, Run, TestName, TestResult, report_codes
 from ledger.models import Freeze, FreezeEvent, LedgerVersion
 
 
@@ -80,6 +80,8 @@ class ReportFactory(factory.django.DjangoModelFactory):
         model = Report
 
     patch = factory.SubFactory(PatchFactory)
+    body = factory.LazyFunction(dict)
+    codes = factory.LazyAttribute(lambda report: report_codes(report.body))
 
 
 class LedgerVersionFactory(factory.django.DjangoModelFactory):

@@ -2,7 +2,7 @@ import datetime
 
 import pytest
 
-from evidence.models import Report, Run
+from evidence.models import Report, Run, report_codes
 from evidence.reports import (
     compute_patch_report,
     enqueue_reports_for_run,
@@ -18,7 +18,7 @@ from ledger.models import Policy
 from ledger.services import policy_update
 from ledger.sync import ledger_sync
 from tests.evidence.stored_runs import store_run
-from tests.factories import PatchFactory, RepositoryFactory
+from tests.factories import PatchFactory, ReportFactory, RepositoryFactory
 from tests.ledger.test_sync import freeze_toml
 
 TODAY = datetime.date(2026, 11, 30)
@@ -83,7 +83,38 @@ def test_report_is_ready_once_both_runs_are_stored(repository, patch):
     assert report.body["lost"] == ["tests/test_pricing.py::test_rounding_boundary"]
     assert report.body["new_skips"] == ["tests/test_pricing.py::test_rounding_boundary"]
     assert report.computed_at is not None
-    assert Report.objects.get(patch=patch).body == report.body
+    stored = Report.objects.get(patch=patch)
+    assert stored.body == report.body
+    # The codes lists of patches show, stored beside the body they come from.
+    assert stored.codes == sorted(set(codes(report.body))) != []
+
+
+def test_report_codes_are_the_distinct_codes_of_its_problems():
+    body = {"problems": [{"code": "lost-tests"}, {"code": "head-failed"}, {"code": "lost-tests"}]}
+    assert report_codes(body) == ["head-failed", "lost-tests"]
+    assert report_codes({"problems": [{"severity": "warn"}, "odd"]}) == [""]
+    assert report_codes({"problems": "none"}) == report_codes({}) == report_codes(None) == []
+
+
+@pytest.mark.django_db
+def test_the_migration_fills_the_codes_of_stored_reports(repository):
+    import importlib
+
+    from django.apps import apps
+
+    migration = importlib.import_module("evidence.migrations.0009_report_codes")
+    report = ReportFactory(
+        patch=PatchFactory(repository=repository),
+        status="ready",
+        verdict="block",
+        body={"problems": [{"code": "lost-tests"}, {"code": "base-missing"}]},
+        codes=[],
+    )
+    untouched = ReportFactory(patch=PatchFactory(repository=repository), codes=[])
+    migration.fill_codes(apps, None)
+    report.refresh_from_db()
+    untouched.refresh_from_db()
+    assert (report.codes, untouched.codes) == (["base-missing", "lost-tests"], [])
 
 
 def test_report_is_what_the_shared_rules_compute_from_the_same_input(repository, patch):
