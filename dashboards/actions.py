@@ -12,11 +12,10 @@ import datetime
 from collections.abc import Iterable
 from typing import Any
 
-from django.db.models import F, Window
-from django.db.models.functions import RowNumber
 from django.utils import timezone
 from django.utils.timesince import timesince
 
+from config.sql import Read, placeholders
 from ledger.models import FreezeAction
 
 # How each action reads after the owner's name or before "2 days ago".
@@ -111,32 +110,37 @@ def repository_actions(
     return {"freezes": freezes, "renewal_requests": requests}
 
 
+# Each repository's newest action on a current freeze's current version: the actions of current
+# versions are few (they end with the version), so they are ranked per repository in one pass.
+_LATEST = Read(
+    "SELECT action, created_at, owner_email, freeze_version, new_reason, freeze_code, slug"
+    " FROM (SELECT a.action, a.created_at, a.owner_email, a.freeze_version, a.new_reason,"
+    "  f.freeze_id AS freeze_code, r.slug,"
+    "  ROW_NUMBER() OVER (PARTITION BY f.repository_id ORDER BY a.created_at DESC, a.id DESC)"
+    "  AS newest"
+    "  FROM ledger_freezeaction a JOIN ledger_freeze f ON f.id = a.freeze_id"
+    "  JOIN evidence_repository r ON r.id = f.repository_id"
+    '  WHERE r.slug IN ({slugs}) AND f."current" = %s AND a.freeze_version = f.version'
+    " ) ranked WHERE newest = 1",
+    [
+        *((name, FreezeAction._meta.get_field(name)) for name in DESCRIBED_FIELDS),
+        ("freeze_code", None),
+        ("slug", None),
+    ],
+)
+
+
 def latest_by_repository(slugs: Iterable[str]) -> dict[str, dict[str, Any]]:
     """Each repository's most recent action on a current freeze's current version (one query).
 
     Keyed by repository slug, each the action's ``DESCRIBED_FIELDS`` and its freeze's
-    ``freeze_id``; repositories without one are left out. The actions of current freeze
-    versions are few (they end with the version), so they are ranked per repository in one
-    pass rather than looked up repository by repository.
+    ``freeze_id`` (as ``freeze_code``); repositories without one are left out.
     """
-    newest_first = [F("created_at").desc(), F("pk").desc()]
-    actions = (
-        FreezeAction.objects.filter(
-            freeze__repository__slug__in=list(slugs),
-            freeze__current=True,
-            freeze_version=F("freeze__version"),
-        )
-        .annotate(
-            rank=Window(RowNumber(), partition_by=F("freeze__repository_id"), order_by=newest_first)
-        )
-        .filter(rank=1)
-        .values(
-            *DESCRIBED_FIELDS,
-            freeze_code=F("freeze__freeze_id"),
-            slug=F("freeze__repository__slug"),
-        )
-    )
-    return {row.pop("slug"): row for row in actions}
+    slugs = list(slugs)
+    if not slugs:
+        return {}
+    sql = _LATEST.sql.format(slugs=placeholders(len(slugs)))
+    return {row.pop("slug"): row for row in _LATEST.rows([*slugs, True], sql=sql)}
 
 
 def overview_actions(rows: list[dict[str, Any]]) -> None:

@@ -13,10 +13,11 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from django.db.models import Count, OuterRef, Q, QuerySet, Subquery, Sum, Window
+from django.db.models import Field, Model, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
+from config.sql import Read, placeholders
 from dashboards import charts
 from dashboards.models import SNAPSHOT_FIGURES, DebtSnapshot
 from evidence.models import (
@@ -32,7 +33,7 @@ from freezedebt_ci.ledger import expiry_status
 from freezedebt_ci.policy import DEFAULT_SEVERITIES
 from ledger.models import Freeze, FreezeAction, FreezeEvent, Policy, PolicyChange
 from ledger.owners import owners_resolve
-from ledger.selectors import current_version_actions
+from ledger.selectors import on_current_versions
 
 # "Change over 30 days" and "blocked share of patches in the last 30 days".
 CHANGE_WINDOW_DAYS = 30
@@ -121,12 +122,52 @@ _ROW_FIGURES = (
 )
 
 
-def _latest_day(first: datetime.date | None, last: datetime.date) -> Subquery:
-    """The day of the repository's (OuterRef) latest snapshot in ``[first, last]``."""
-    days = DebtSnapshot.objects.filter(repository=OuterRef("pk"), day__lte=last)
-    if first is not None:
-        days = days.filter(day__gte=first)
-    return Subquery(days.order_by("-day").values("day")[:1])
+def _columns(model: type[Model], *names: str) -> list[tuple[str, Field]]:
+    return [(name, model._meta.get_field(name)) for name in names]
+
+
+def _visible_ids(user, repositories: list[str] | None) -> list[int] | None:
+    """The ids of the visible repositories (of those named); None when that is every one, so
+    a read may leave out the repository condition (as ``_snapshots_visible`` does)."""
+    if not repositories and sees_every_repository(user):
+        return None
+    return list(_visible(user, repositories).values_list("pk", flat=True))
+
+
+_DAY = DebtSnapshot._meta.get_field("day")
+# Per repository (of an IN list): the day of its latest snapshot up to "now" (ever), and up to
+# 30 days before it (within the 30 days to that), and the patches reported and blocked in the
+# 30 days to each, through the (repository, day) index.
+_OVERVIEW_DAYS = Read(
+    "SELECT r.id,"
+    " (SELECT s.day FROM dashboards_debtsnapshot s WHERE s.repository_id = r.id"
+    "  AND s.day <= %s ORDER BY s.day DESC LIMIT 1),"
+    " (SELECT s.day FROM dashboards_debtsnapshot s WHERE s.repository_id = r.id"
+    "  AND s.day >= %s AND s.day <= %s ORDER BY s.day DESC LIMIT 1),"
+    " (SELECT SUM(s.patches) FROM dashboards_debtsnapshot s WHERE s.repository_id = r.id"
+    "  AND s.day > %s AND s.day <= %s),"
+    " (SELECT SUM(s.blocked) FROM dashboards_debtsnapshot s WHERE s.repository_id = r.id"
+    "  AND s.day > %s AND s.day <= %s),"
+    " (SELECT SUM(s.patches) FROM dashboards_debtsnapshot s WHERE s.repository_id = r.id"
+    "  AND s.day >= %s AND s.day <= %s),"
+    " (SELECT SUM(s.blocked) FROM dashboards_debtsnapshot s WHERE s.repository_id = r.id"
+    "  AND s.day >= %s AND s.day <= %s)"
+    " FROM evidence_repository r WHERE r.id IN ({ids})",
+    [
+        ("pk", None),
+        ("now_day", _DAY),
+        ("then_day", _DAY),
+        ("now_patches", None),
+        ("now_blocked", None),
+        ("then_patches", None),
+        ("then_blocked", None),
+    ],
+)
+_OVERVIEW_SNAPSHOTS = Read(
+    f"SELECT repository_id, day, {', '.join(_ROW_FIGURES)} FROM dashboards_debtsnapshot"  # noqa: S608 - our column names
+    " WHERE repository_id IN ({ids}) AND day IN ({days})",
+    _columns(DebtSnapshot, "repository_id", "day", *_ROW_FIGURES),
+)
 
 
 def _figures(snapshot: dict[str, Any] | None, patches: int | None, blocked: int | None):
@@ -160,63 +201,54 @@ def overview_rows(
     (None when either side is unknown). ``start`` is the page's range and does not change the
     figures; it is taken so that every selector of a page has the same arguments.
 
-    Three queries, whatever the history: per repository the days of its two snapshots (through
-    the (repository, day) index), its four 30-day sums, then those snapshots.
+    Three queries, whatever the history: the visible repositories; per repository the days of
+    its two snapshots and its four 30-day sums (through the (repository, day) index); then
+    those snapshots.
     """
     del start  # the figures are "now" (= end) and "30 days before"
     before = end - datetime.timedelta(days=CHANGE_WINDOW_DAYS)
     # The earlier side counts only if a snapshot falls within the 30 days to it: an older one
     # would be the same row as "now" for a repository that stopped being snapshotted.
     since = before - datetime.timedelta(days=CHANGE_WINDOW_DAYS - 1)
-    visible = list(
-        _visible(user, repositories)
-        .order_by("slug")
-        .annotate(
-            now_day=_latest_day(None, end),
-            then_day=_latest_day(since, before),
+    visible = list(_visible(user, repositories).order_by("slug").values("pk", "slug", "name"))
+    if not visible:
+        return []
+    ids = [row["pk"] for row in visible]
+    found = {
+        row["pk"]: row
+        for row in _OVERVIEW_DAYS.rows(
+            [end, since, before, before, end, before, end, since, before, since, before, *ids],
+            sql=_OVERVIEW_DAYS.sql.format(ids=placeholders(len(ids))),
         )
-        .values("pk", "slug", "name", "now_day", "then_day")
-    )
-    # The patches and blocked ones of the 30 days to each side, in one pass over 60 days.
-    now_window = Q(day__gt=before)
-    then_window = Q(day__lte=before)
-    sums = {
-        row.pop("repository_id"): row
-        for row in DebtSnapshot.objects.filter(
-            repository__in=[r["pk"] for r in visible], day__gte=since, day__lte=end
-        )
-        .values("repository_id")
-        .annotate(
-            now_patches=Sum("patches", filter=now_window),
-            now_blocked=Sum("blocked", filter=now_window),
-            then_patches=Sum("patches", filter=then_window),
-            then_blocked=Sum("blocked", filter=then_window),
-        )
-        .order_by()
     }
+    for repository in visible:
+        repository.update(found[repository["pk"]])
     wanted = {(r["pk"], r[side]) for r in visible for side in ("now_day", "then_day") if r[side]}
-    snapshots = {
-        (row["repository_id"], row["day"]): row
-        for row in DebtSnapshot.objects.filter(
-            repository__in=[pk for pk, _ in wanted], day__in={day for _, day in wanted}
-        ).values("repository_id", "day", *_ROW_FIGURES)
-        if (row["repository_id"], row["day"]) in wanted
-    }
+    snapshots = {}
+    if wanted:
+        pks, dates = sorted({pk for pk, _ in wanted}), sorted({day for _, day in wanted})
+        sql = _OVERVIEW_SNAPSHOTS.sql.format(
+            ids=placeholders(len(pks)), days=placeholders(len(dates))
+        )
+        snapshots = {
+            (row["repository_id"], row["day"]): row
+            for row in _OVERVIEW_SNAPSHOTS.rows([*pks, *dates], sql=sql)
+            if (row["repository_id"], row["day"]) in wanted
+        }
 
     result = []
     zero = dict.fromkeys(_ROW_FIGURES, 0)
     for repository in visible:
         pk = repository["pk"]
-        counted = sums.get(pk, {})
         now = _figures(
             snapshots.get((pk, repository["now_day"])),
-            counted.get("now_patches"),
-            counted.get("now_blocked"),
+            repository["now_patches"],
+            repository["now_blocked"],
         )
         then = _figures(
             snapshots.get((pk, repository["then_day"])),
-            counted.get("then_patches"),
-            counted.get("then_blocked"),
+            repository["then_patches"],
+            repository["then_blocked"],
         )
         figures = now or {
             **zero,
@@ -290,6 +322,14 @@ def debt_series(
 TOTAL_FIELDS = (*charts.FREEZE_DEBT_FIELDS, *charts.SKIP_DEBT_FIELDS, "patches", "blocked")
 
 
+_TOTALS = Read(
+    f"SELECT day, {', '.join(f'SUM({name})' for name in TOTAL_FIELDS)}"  # noqa: S608 - our column names
+    " FROM dashboards_debtsnapshot WHERE day >= %s AND day <= %s{repositories}"
+    " GROUP BY day ORDER BY day",
+    [("day", _DAY), *((name, None) for name in TOTAL_FIELDS)],
+)
+
+
 def debt_totals(
     *,
     user,
@@ -304,15 +344,20 @@ def debt_totals(
     one row per ISO week, sorted, with ``week`` (its Monday), ``patches``, ``blocked`` and
     ``share`` (percent, None without patches; what ``charts.blocked_share_table`` makes of
     :func:`weekly_from_series`). Weeks cut by the range count only the days inside it. One
-    query, and rows per day rather than per repository and day.
+    query, and rows per day rather than per repository and day (and one for the ids of the
+    repositories, unless that is every one).
     """
+    ids = _visible_ids(user, repositories)
+    params: list[Any] = [start, end]
+    sql = _TOTALS.sql.format(repositories="")
+    if ids is not None:
+        if not ids:
+            return {"daily": [], "weekly": []}
+        sql = _TOTALS.sql.format(repositories=f" AND repository_id IN ({placeholders(len(ids))})")
+        params += ids
     daily = [
         {"date": row[0], **dict(zip(TOTAL_FIELDS, row[1:], strict=True))}
-        for row in _snapshots_visible(user, repositories, start, end)
-        .values("day")
-        .annotate(**{f"total_{name}": Sum(name) for name in TOTAL_FIELDS})
-        .order_by("day")
-        .values_list("day", *(f"total_{name}" for name in TOTAL_FIELDS))
+        for row in _TOTALS.values(params, sql=sql)
     ]
     # The weeks from the days: the same sums, without another pass over the snapshots.
     return {"daily": daily, "weekly": charts.blocked_share_table(weekly_from_series(daily))}
@@ -348,6 +393,97 @@ def weekly_from_series(series: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 # --- detail pages --------------------------------------------------------------------------
 
+# The repository page's reads of one (visible) repository's rows, in SQL: see config.sql.
+
+
+_FREEZES = Read(
+    "SELECT id, freeze_id, nodeid, covers, owner, opened, expires, reason, renewals, version"
+    ' FROM ledger_freeze WHERE repository_id = %s AND "current" = %s'
+    " ORDER BY expires, freeze_id",
+    _columns(
+        Freeze,
+        "id",
+        "freeze_id",
+        "nodeid",
+        "covers",
+        "owner",
+        "opened",
+        "expires",
+        "reason",
+        "renewals",
+        "version",
+    ),
+)
+_ACTIONS = Read(
+    "SELECT id, freeze_id, freeze_version, owner_email, action, new_reason, nonce, created_at"
+    " FROM ledger_freezeaction WHERE freeze_id IN ({freezes}) ORDER BY created_at, id",
+    _columns(
+        FreezeAction,
+        "id",
+        "freeze_id",
+        "freeze_version",
+        "owner_email",
+        "action",
+        "new_reason",
+        "nonce",
+        "created_at",
+    ),
+)
+# The latest events, with the count of all of them and of the silent renewals among them
+# (window counts, taken before the limit), without the freezes' JSON.
+_EVENTS = Read(
+    "SELECT e.kind, e.silent, e.chain, e.created_at, v.sha, f.freeze_id,"
+    " COUNT(*) OVER (), SUM(CASE WHEN e.silent THEN 1 ELSE 0 END) OVER ()"
+    " FROM ledger_freezeevent e"
+    " JOIN ledger_ledgerversion v ON v.id = e.ledger_version_id"
+    " JOIN ledger_freeze f ON f.id = e.freeze_id"
+    " WHERE e.repository_id = %s ORDER BY e.created_at DESC, e.id DESC LIMIT %s",
+    [
+        *_columns(FreezeEvent, "kind", "silent", "chain", "created_at"),
+        ("sha", None),
+        ("freeze_id", None),
+        ("total", None),
+        ("silent_total", None),
+    ],
+)
+# The problems' codes, not the report bodies: a body carries per-file rows and test lists,
+# megabytes for a large suite, and this list shows fifty of them.
+_PATCHES = Read(
+    "SELECT p.id, p.ref, p.title, p.author, p.created_at, r.status, r.verdict, r.codes"
+    " FROM evidence_patch p LEFT JOIN evidence_report r ON r.patch_id = p.id"
+    " WHERE p.repository_id = %s ORDER BY p.created_at DESC, p.id DESC LIMIT %s",
+    [
+        *_columns(Patch, "id", "ref", "title", "author", "created_at"),
+        *_columns(Report, "status", "verdict", "codes"),
+    ],
+)
+_SNAPSHOTS = Read(
+    f"SELECT day, {', '.join(SERIES_FIELDS)} FROM dashboards_debtsnapshot"  # noqa: S608 - our column names
+    " WHERE repository_id = %s AND day >= %s AND day <= %s ORDER BY day",
+    _columns(DebtSnapshot, "day", *SERIES_FIELDS),
+)
+_POLICY = Read(
+    "SELECT id, repository_id, severities, max_freeze_days, fixture_paths, ledger_path"
+    " FROM ledger_policy WHERE repository_id = %s",
+    _columns(
+        Policy,
+        "id",
+        "repository_id",
+        "severities",
+        "max_freeze_days",
+        "fixture_paths",
+        "ledger_path",
+    ),
+)
+# The latest audited changes, each with its author's username (None once the user is gone).
+POLICY_CHANGES = 20
+_POLICY_CHANGES = Read(
+    "SELECT c.before, c.after, c.created_at, u.username FROM ledger_policychange c"
+    " LEFT JOIN auth_user u ON u.id = c.changed_by_id"
+    " WHERE c.repository_id = %s ORDER BY c.created_at DESC, c.id DESC LIMIT %s",
+    [*_columns(PolicyChange, "before", "after", "created_at"), ("by", None)],
+)
+
 
 def _freeze_row(
     freeze: Freeze, *, today: datetime.date, owners: dict, action: FreezeAction | None
@@ -376,7 +512,8 @@ def _freeze_row(
 
 
 def _policy(repository: Repository) -> dict[str, Any]:
-    policy = Policy.objects.filter(repository=repository).first()
+    stored = _POLICY.instances(Policy, [repository.pk])
+    policy = stored[0] if stored else None
     settings_ = (policy or Policy(repository=repository)).snapshot()
     severities = {**DEFAULT_SEVERITIES, **settings_["severities"]}
     return {
@@ -387,11 +524,7 @@ def _policy(repository: Repository) -> dict[str, Any]:
         "max_freeze_days": settings_["max_freeze_days"],
         "fixture_paths": settings_["fixture_paths"],
         "ledger_path": settings_["ledger_path"],
-        "changes": list(
-            PolicyChange.objects.filter(repository=repository)
-            .select_related("changed_by")
-            .order_by("-created_at", "-pk")[:20]
-        ),
+        "changes": _POLICY_CHANGES.rows([repository.pk, POLICY_CHANGES]),
     }
 
 
@@ -439,13 +572,15 @@ def repository_detail(
     end = end or today
     start = start or end - datetime.timedelta(days=DEFAULT_TREND_DAYS - 1)
 
-    freezes = list(
-        Freeze.objects.current().filter(repository=repository).order_by("expires", "freeze_id")
-    )
+    freezes = _FREEZES.instances(Freeze, [repository.pk, True])
     owners = owners_resolve(freeze.owner for freeze in freezes)
     # The owners' answers on the current versions, once: each freeze's latest, and the
     # renewal requests (open while on the current version of a freeze still in the ledger).
-    answers = current_version_actions(freezes)
+    answers = []
+    if freezes:
+        in_list = _ACTIONS.sql.format(freezes=placeholders(len(freezes)))
+        actions = _ACTIONS.instances(FreezeAction, [f.pk for f in freezes], sql=in_list)
+        answers = on_current_versions(freezes, actions)
     latest = {action.freeze_id: action for action in answers}
     rows = [
         _freeze_row(freeze, today=today, owners=owners, action=latest.get(freeze.pk))
@@ -462,68 +597,41 @@ def repository_detail(
         if row["status"] in ("active", "expiring", "expired") and not row["acknowledged"]
     )
 
-    # The latest events, with the count of all of them and of the silent renewals among them
-    # (window counts, taken before the limit): one query, without the freezes' JSON.
-    events = list(
-        FreezeEvent.objects.filter(repository=repository)
-        .annotate(
-            total=Window(Count("pk")), silent_total=Window(Count("pk", filter=Q(silent=True)))
-        )
-        .order_by("-created_at", "-pk")
-        .values(*_LISTED_EVENT_FIELDS, "total", "silent_total")[:RECENT_EVENTS]
-    )
+    events = _EVENTS.rows([repository.pk, RECENT_EVENTS])
     history = [
         {
             "kind": event["kind"],
-            "freeze_id": event["freeze__freeze_id"],
+            "freeze_id": event["freeze_id"],
             "silent": event["silent"],
             "chain": event["chain"],
             "created_at": event["created_at"],
-            "sha": event["ledger_version__sha"],
+            "sha": event["sha"],
         }
         for event in events
     ]
 
-    patches = []
-    # The problems' codes, not the report bodies: a body carries per-file rows and test lists,
-    # megabytes for a large suite, and this list shows fifty of them.
-    recent = (
-        Patch.objects.filter(repository=repository)
-        .order_by("-created_at", "-pk")
-        .values(
-            "pk",
-            "ref",
-            "title",
-            "author",
-            "created_at",
-            "report__status",
-            "report__verdict",
-            "report__codes",
-        )[:RECENT_PATCHES]
-    )
-    for patch in recent:
-        patches.append(
-            {
-                "id": patch["pk"],
-                "ref": patch["ref"],
-                "title": patch["title"],
-                "author": patch["author"],
-                "created_at": patch["created_at"],
-                "status": patch["report__status"] or Report.Status.PENDING,
-                "verdict": patch["report__verdict"] or Report.Verdict.PENDING,
-                "codes": patch["report__codes"] or [],
-            }
-        )
+    patches = [
+        {
+            "id": patch["id"],
+            "ref": patch["ref"],
+            "title": patch["title"],
+            "author": patch["author"],
+            "created_at": patch["created_at"],
+            "status": patch["status"] or Report.Status.PENDING,
+            "verdict": patch["verdict"] or Report.Verdict.PENDING,
+            "codes": patch["codes"] or [],
+        }
+        for patch in _PATCHES.rows([repository.pk, RECENT_PATCHES])
+    ]
 
     # The repository is known to be visible: its snapshots, once, without the visibility join.
-    snapshots = (
-        DebtSnapshot.objects.filter(repository=repository, day__gte=start, day__lte=end)
-        .order_by("day")
-        .values("day", *SERIES_FIELDS)
-    )
     series = [
-        {"date": row["day"], "repository": repository.slug, **{n: row[n] for n in SERIES_FIELDS}}
-        for row in snapshots
+        {
+            "date": row[0],
+            "repository": repository.slug,
+            **dict(zip(SERIES_FIELDS, row[1:], strict=True)),
+        }
+        for row in _SNAPSHOTS.values([repository.pk, start, end])
     ]
     return {
         "repository": repository,

@@ -25,15 +25,19 @@ def freezes_visible_to(
 
 def current_version_actions(freezes: Iterable[Freeze]) -> list[FreezeAction]:
     """The owner actions on the current version of each of these freezes, oldest first (one
-    query): an action on an earlier version ended with it."""
+    query)."""
+    freezes = list(freezes)
+    actions = FreezeAction.objects.filter(freeze_id__in=[freeze.pk for freeze in freezes])
+    return on_current_versions(freezes, actions.order_by("created_at", "pk"))
+
+
+def on_current_versions(
+    freezes: Iterable[Freeze], actions: Iterable[FreezeAction]
+) -> list[FreezeAction]:
+    """Those of ``actions`` (of these freezes) made on their freeze's current version, in
+    their order: an action on an earlier version ended with it."""
     versions = {freeze.pk: freeze.version for freeze in freezes}
-    return [
-        action
-        for action in FreezeAction.objects.filter(freeze_id__in=versions).order_by(
-            "created_at", "pk"
-        )
-        if versions[action.freeze_id] == action.freeze_version
-    ]
+    return [action for action in actions if versions.get(action.freeze_id) == action.freeze_version]
 
 
 def latest_actions(freezes: Iterable[Freeze]) -> dict[int, FreezeAction]:

@@ -303,9 +303,10 @@ def _history_rows(history: list[dict[str, Any]], link: Callable[[str], str]) -> 
     return mark_safe("\n".join(lines))  # noqa: S308 - every piece of text above is escaped
 
 
-def _policy_change(change: Any) -> dict[str, Any]:
-    """An audit row as "who, when, what changed from what to what"."""
-    before, after = change.before or {}, change.after or {}
+def _policy_change(change: dict[str, Any]) -> dict[str, Any]:
+    """An audit row (``before``, ``after``, ``created_at``, ``by``: a username or None) as
+    "who, when, what changed from what to what"."""
+    before, after = change["before"] or {}, change["after"] or {}
     fields = []
     for key in sorted(set(before) | set(after)):
         if before.get(key) == after.get(key):
@@ -317,7 +318,7 @@ def _policy_change(change: Any) -> dict[str, Any]:
                     fields.append((code, old.get(code, "default"), new.get(code, "default")))
         else:
             fields.append((key, before.get(key), after.get(key)))
-    return {"at": change.created_at, "by": change.changed_by, "fields": fields}
+    return {"at": change["created_at"], "by": change["by"], "fields": fields}
 
 
 def _verdict_counts(patches: list[dict[str, Any]]) -> dict[str, int]:

@@ -1,0 +1,77 @@
+import datetime
+
+import pytest
+
+from config.sql import Read, placeholders
+from ledger.models import Freeze, FreezeEvent
+from tests.factories import FreezeEventFactory, FreezeFactory
+
+pytestmark = pytest.mark.django_db
+
+AT = datetime.datetime(2026, 11, 30, 8, 15, tzinfo=datetime.UTC)
+
+
+def column(model, name):
+    return (name, model._meta.get_field(name))
+
+
+def test_values_come_back_as_the_orm_gives_them():
+    freeze = FreezeFactory(
+        expires=datetime.date(2026, 12, 4), covers=["src/pricing/**"], allowed_in_merge=True
+    )
+    read = Read(
+        "SELECT expires, covers, allowed_in_merge, created_at, freeze_id FROM ledger_freeze"
+        " WHERE id = %s",
+        [
+            column(Freeze, "expires"),
+            column(Freeze, "covers"),
+            column(Freeze, "allowed_in_merge"),
+            column(Freeze, "created_at"),
+            ("freeze_id", None),
+        ],
+    )
+    Freeze.objects.filter(pk=freeze.pk).update(created_at=AT)
+    orm = Freeze.objects.values("expires", "covers", "allowed_in_merge", "created_at").get(
+        pk=freeze.pk
+    )
+    (row,) = read.rows([freeze.pk])
+    assert row == {**orm, "freeze_id": freeze.freeze_id}
+    # Of the right types on either backend: SQLite stores text and integers.
+    assert type(row["expires"]) is datetime.date
+    assert row["covers"] == ["src/pricing/**"]
+    assert row["allowed_in_merge"] is True
+    assert row["created_at"] == AT and row["created_at"].tzinfo is not None
+
+
+def test_instances_take_columns_in_any_order_and_defer_the_rest():
+    freeze = FreezeFactory(freeze_id="FRZ-9", version=3)
+    read = Read(
+        "SELECT version, freeze_id, id FROM ledger_freeze WHERE id = %s",
+        [column(Freeze, "version"), column(Freeze, "freeze_id"), column(Freeze, "id")],
+    )
+    (instance,) = read.instances(Freeze, [freeze.pk])
+    assert (instance.pk, instance.freeze_id, instance.version) == (freeze.pk, "FRZ-9", 3)
+    assert {"reason", "expires"} <= instance.get_deferred_fields()
+    assert instance.reason == freeze.reason  # a deferred field loads on access, as in the ORM
+
+
+def test_foreign_keys_are_named_by_their_attname():
+    event = FreezeEventFactory()
+    read = Read(
+        "SELECT freeze_id, silent FROM ledger_freezeevent WHERE id = %s",
+        [column(FreezeEvent, "freeze_id"), column(FreezeEvent, "silent")],
+    )
+    assert read.rows([event.pk]) == [{"freeze_id": event.freeze_id, "silent": False}]
+
+
+def test_another_statement_text_reads_the_same_columns():
+    first, second = FreezeFactory(), FreezeFactory()
+    read = Read("SELECT id FROM ledger_freeze WHERE id IN ({ids}) ORDER BY id", [("id", None)])
+    sql = read.sql.format(ids=placeholders(2))
+    assert read.values([first.pk, second.pk], sql=sql) == [[first.pk], [second.pk]]
+
+
+def test_an_in_list_has_at_least_one_value():
+    assert placeholders(3) == "%s, %s, %s"
+    with pytest.raises(ValueError, match="at least one"):
+        placeholders(0)
