@@ -5,7 +5,9 @@ Every function takes the user and answers only from ``Repository.objects.visible
 a repository, patch or freeze outside it is Http404, never 403, so a page does not reveal that
 it exists. Debt figures and their charts come from ``DebtSnapshot`` rows only; the detail pages
 read the ledger, reports and runs of one repository. Each function runs a fixed number of
-queries whatever the number of repositories, patches or snapshots.
+queries whatever the number of repositories, patches or snapshots. Who sees what is decided by
+the ORM's querysets; the reads of the rows of repositories already found visible, which the
+pages run on every request, are written in SQL (``config.sql.Read``).
 """
 
 from __future__ import annotations
@@ -528,20 +530,6 @@ def _policy(repository: Repository) -> dict[str, Any]:
     }
 
 
-# What the pages show of a ledger event: of its ledger version only the sha, since a version
-# holds the ledger's whole text and its freezes, once per event read.
-_EVENT_FIELDS = ("kind", "silent", "chain", "created_at", "before", "after", "ledger_version__sha")
-# The repository page lists events without what changed (each freeze's page shows that).
-_LISTED_EVENT_FIELDS = (
-    "kind",
-    "silent",
-    "chain",
-    "created_at",
-    "ledger_version__sha",
-    "freeze__freeze_id",
-)
-
-
 def repository_detail(
     *,
     user,
@@ -728,6 +716,41 @@ def patch_detail(*, user, repository_slug: str, patch_id: int) -> dict[str, Any]
     }
 
 
+# The freeze page's reads, in SQL (see config.sql), of a visible repository's rows.
+_FREEZE = Read(
+    f"SELECT {', '.join(f.column for f in Freeze._meta.concrete_fields)}"  # noqa: S608 - our column names
+    " FROM ledger_freeze WHERE repository_id = %s AND freeze_id = %s ORDER BY id LIMIT 1",
+    [(f.attname, f) for f in Freeze._meta.concrete_fields],
+)
+_FREEZE_ACTIONS = Read(
+    f"SELECT {', '.join(f.column for f in FreezeAction._meta.concrete_fields)}"  # noqa: S608 - our column names
+    " FROM ledger_freezeaction WHERE freeze_id = %s ORDER BY created_at DESC, id DESC",
+    [(f.attname, f) for f in FreezeAction._meta.concrete_fields],
+)
+# Of each event's ledger version only the sha: a version holds the ledger's whole text.
+_FREEZE_EVENTS = Read(
+    "SELECT e.kind, e.silent, e.chain, v.sha, e.created_at, e.before, e.after"
+    " FROM ledger_freezeevent e JOIN ledger_ledgerversion v ON v.id = e.ledger_version_id"
+    " WHERE e.freeze_id = %s ORDER BY e.created_at, e.id",
+    [
+        *_columns(FreezeEvent, "kind", "silent", "chain"),
+        ("sha", None),
+        *_columns(FreezeEvent, "created_at", "before", "after"),
+    ],
+)
+_READY_RUNS = Read(
+    "SELECT id, sha, branch, label, created_at FROM evidence_run"
+    " WHERE repository_id = %s AND status = %s ORDER BY created_at DESC, id DESC LIMIT %s",
+    [("pk", None), *_columns(Run, "sha", "branch", "label", "created_at")],
+)
+_FREEZE_RESULTS = Read(
+    "SELECT r.run_id, r.bucket FROM evidence_testresult r"
+    " JOIN evidence_testname t ON t.id = r.test_id"
+    " WHERE t.repository_id = %s AND t.nodeid_sha256 = %s AND r.run_id IN ({runs})",
+    [("run_id", None), ("bucket", None)],
+)
+
+
 def freeze_detail(*, user, repository_slug: str, freeze_id: str) -> dict[str, Any]:
     """The freeze page; Http404 when not visible or not found. ``freeze_id`` is the ledger id.
 
@@ -738,42 +761,22 @@ def freeze_detail(*, user, repository_slug: str, freeze_id: str) -> dict[str, An
     ``created_at``, ``outcome`` passed/failed/skipped/xfail or ``not run``).
     """
     repository = _repository(user, repository_slug)
-    freeze = Freeze.objects.filter(repository=repository, freeze_id=freeze_id).first()
-    if freeze is None:
+    found = _FREEZE.instances(Freeze, [repository.pk, freeze_id])
+    if not found:
         raise Http404("No such freeze.")
+    freeze = found[0]
     today = timezone.localdate()
     owners = owners_resolve([freeze.owner])
-    actions = list(FreezeAction.objects.filter(freeze=freeze).order_by("-created_at", "-pk"))
+    actions = _FREEZE_ACTIONS.instances(FreezeAction, [freeze.pk])
     current_action = next((a for a in actions if a.freeze_version == freeze.version), None)
-    events = [
-        {
-            "kind": event["kind"],
-            "silent": event["silent"],
-            "chain": event["chain"],
-            "sha": event["ledger_version__sha"],
-            "created_at": event["created_at"],
-            "before": event["before"],
-            "after": event["after"],
-        }
-        for event in FreezeEvent.objects.filter(freeze=freeze)
-        .order_by("created_at", "pk")
-        .values(*_EVENT_FIELDS)
-    ]
-    runs = list(
-        Run.objects.filter(repository=repository, status=Run.Status.READY)
-        .order_by("-created_at", "-pk")
-        .values("pk", "sha", "branch", "label", "created_at")[:RECENT_RUNS_FOR_FREEZE]
-    )
+    events = _FREEZE_EVENTS.rows([freeze.pk])
+    runs = _READY_RUNS.rows([repository.pk, Run.Status.READY, RECENT_RUNS_FOR_FREEZE])
     # The frozen test's result in each of them, through its name's digest (one query).
     buckets: dict[int, int] = {}
     if runs:
-        buckets = dict(
-            TestResult.objects.filter(
-                test__repository=repository,
-                test__nodeid_sha256=TestName.digest(freeze.nodeid),
-                run_id__in=[run["pk"] for run in runs],
-            ).values_list("run_id", "bucket")
-        )
+        sql = _FREEZE_RESULTS.sql.format(runs=placeholders(len(runs)))
+        params = [repository.pk, TestName.digest(freeze.nodeid), *(run["pk"] for run in runs)]
+        buckets = dict(_FREEZE_RESULTS.values(params, sql=sql))
     outcomes = [
         {
             "run": run["pk"],
