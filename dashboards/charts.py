@@ -128,10 +128,14 @@ def freeze_debt_table(series: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def freeze_debt_chart(series: list[dict[str, Any]]) -> dict[str, Any]:
     """Active (expiring included) and expired freezes over time, plus the unacknowledged."""
+    return freeze_debt_figure(freeze_debt_table(series))
+
+
+def freeze_debt_figure(table: list[dict[str, Any]]) -> dict[str, Any]:
+    """:func:`freeze_debt_chart` from its table's rows (or any rows of one date each)."""
     title = "Freeze debt over time"
-    if not series:
+    if not table:
         return empty_figure(title, xaxis=DATE_AXIS, yaxis_title="freezes")
-    table = freeze_debt_table(series)
     x = [_iso(row["date"]) for row in table]
     return {
         "data": [
@@ -160,10 +164,14 @@ def skip_debt_table(series: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def skip_debt_chart(series: list[dict[str, Any]]) -> dict[str, Any]:
     """Skipped and xfailed tests in the latest default-branch run, and new skips by patches."""
+    return skip_debt_figure(skip_debt_table(series))
+
+
+def skip_debt_figure(table: list[dict[str, Any]]) -> dict[str, Any]:
+    """:func:`skip_debt_chart` from its table's rows (or any rows of one date each)."""
     title = "Skip debt over time"
-    if not series:
+    if not table:
         return empty_figure(title, xaxis=DATE_AXIS, yaxis_title="tests")
-    table = skip_debt_table(series)
     x = [_iso(row["date"]) for row in table]
     return {
         "data": [
@@ -244,10 +252,14 @@ def repository_trend_table(series: Iterable[dict[str, Any]]) -> list[dict[str, A
 
 def repository_trend_chart(series: list[dict[str, Any]]) -> dict[str, Any]:
     """One repository's freezes and skipped tests (left axis) and freeze-days (right axis)."""
+    return repository_trend_figure(repository_trend_table(series))
+
+
+def repository_trend_figure(table: list[dict[str, Any]]) -> dict[str, Any]:
+    """:func:`repository_trend_chart` from its table's rows."""
     title = "Debt trend"
-    if not series:
+    if not table:
         return empty_figure(title, xaxis=DATE_AXIS, yaxis_title="freezes and tests")
-    table = repository_trend_table(series)
     x = [_iso(row["date"]) for row in table]
     layout = _layout(title, xaxis=DATE_AXIS, yaxis_title="freezes and tests")
     layout["yaxis2"] = {
@@ -282,8 +294,12 @@ def patch_outcomes_table(series: Iterable[dict[str, Any]]) -> list[dict[str, Any
 
 def patch_outcomes_chart(series: list[dict[str, Any]]) -> dict[str, Any]:
     """Patches reported per day, stacked by verdict."""
+    return patch_outcomes_figure(patch_outcomes_table(series))
+
+
+def patch_outcomes_figure(table: list[dict[str, Any]]) -> dict[str, Any]:
+    """:func:`patch_outcomes_chart` from its table's rows."""
     title = "Patches per day by verdict"
-    table = patch_outcomes_table(series)
     if not any(row["patches"] for row in table):
         return empty_figure(title, xaxis=DATE_AXIS, yaxis_title="patches")
     x = [_iso(row["date"]) for row in table]

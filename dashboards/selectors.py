@@ -138,23 +138,26 @@ def _visible_ids(user, repositories: list[str] | None) -> list[int] | None:
 
 _DAY = DebtSnapshot._meta.get_field("day")
 # Per repository (of an IN list): the day of its latest snapshot up to "now" (ever), and up to
-# 30 days before it (within the 30 days to that), and the patches reported and blocked in the
-# 30 days to each, through the (repository, day) index.
+# 30 days before it (within the 30 days to that), through the (repository, day) index; and the
+# patches reported and blocked in the 30 days to each, summed in one pass over the 60 days
+# (sums correlated to each repository let PostgreSQL read every day of it).
 _OVERVIEW_DAYS = Read(
     "SELECT r.id,"
     " (SELECT s.day FROM dashboards_debtsnapshot s WHERE s.repository_id = r.id"
     "  AND s.day <= %s ORDER BY s.day DESC LIMIT 1),"
     " (SELECT s.day FROM dashboards_debtsnapshot s WHERE s.repository_id = r.id"
     "  AND s.day >= %s AND s.day <= %s ORDER BY s.day DESC LIMIT 1),"
-    " (SELECT SUM(s.patches) FROM dashboards_debtsnapshot s WHERE s.repository_id = r.id"
-    "  AND s.day > %s AND s.day <= %s),"
-    " (SELECT SUM(s.blocked) FROM dashboards_debtsnapshot s WHERE s.repository_id = r.id"
-    "  AND s.day > %s AND s.day <= %s),"
-    " (SELECT SUM(s.patches) FROM dashboards_debtsnapshot s WHERE s.repository_id = r.id"
-    "  AND s.day >= %s AND s.day <= %s),"
-    " (SELECT SUM(s.blocked) FROM dashboards_debtsnapshot s WHERE s.repository_id = r.id"
-    "  AND s.day >= %s AND s.day <= %s)"
-    " FROM evidence_repository r WHERE r.id IN ({ids})",
+    " sums.now_patches, sums.now_blocked, sums.then_patches, sums.then_blocked"
+    " FROM evidence_repository r LEFT JOIN ("
+    "  SELECT repository_id,"
+    "  SUM(CASE WHEN day > %s THEN patches ELSE 0 END) AS now_patches,"
+    "  SUM(CASE WHEN day > %s THEN blocked ELSE 0 END) AS now_blocked,"
+    "  SUM(CASE WHEN day <= %s THEN patches ELSE 0 END) AS then_patches,"
+    "  SUM(CASE WHEN day <= %s THEN blocked ELSE 0 END) AS then_blocked"
+    "  FROM dashboards_debtsnapshot WHERE repository_id IN ({ids}) AND day >= %s AND day <= %s"
+    "  GROUP BY repository_id"
+    " ) sums ON sums.repository_id = r.id"
+    " WHERE r.id IN ({ids})",
     [
         ("pk", None),
         ("now_day", _DAY),
@@ -204,8 +207,7 @@ def overview_rows(
     figures; it is taken so that every selector of a page has the same arguments.
 
     Three queries, whatever the history: the visible repositories; per repository the days of
-    its two snapshots and its four 30-day sums (through the (repository, day) index); then
-    those snapshots.
+    its two snapshots and its four 30-day sums; then those snapshots.
     """
     del start  # the figures are "now" (= end) and "30 days before"
     before = end - datetime.timedelta(days=CHANGE_WINDOW_DAYS)
@@ -219,7 +221,7 @@ def overview_rows(
     found = {
         row["pk"]: row
         for row in _OVERVIEW_DAYS.rows(
-            [end, since, before, before, end, before, end, since, before, since, before, *ids],
+            [end, since, before, before, before, before, before, *ids, since, end, *ids],
             sql=_OVERVIEW_DAYS.sql.format(ids=placeholders(len(ids))),
         )
     }

@@ -76,9 +76,10 @@ def _table_body(rows: list[dict[str, Any]], filters: Filters) -> SafeString:
             text = text_html(cell["value"])
             change = cell["change"]
             if change:
+                # Written from a number by change_text: a sign, digits and a word of our own.
                 text += (
-                    f' <small class="{text_html(change["class"])}" title="change over 30 days">'
-                    f"{text_html(change['text'])}</small>"
+                    f' <small class="{change["class"]}" title="change over 30 days">'
+                    f"{change['text']}</small>"
                 )
             answer = row.get("answer")
             if cell["key"] == "unacknowledged" and answer:
@@ -129,8 +130,8 @@ def _overview_key(filters: Filters, repository_ids: list[int]) -> str:
 def _overview_panels(request: HttpRequest, filters: Filters) -> dict[str, Any]:
     """The overview's table and charts, computed from the snapshots."""
     data = _overview_data(request, filters)
-    # One row per day and per week, already summed: the chart builders' own sums pass them
-    # through unchanged, so the figures are those of the per-repository series.
+    # One row per day and per week, already summed: the charts' tables of them, and figures of
+    # those tables (the per-repository series would sum to the same rows).
     series, weekly = data["daily"], data["weekly"]
     query = filters.query()
 
@@ -142,15 +143,15 @@ def _overview_panels(request: HttpRequest, filters: Filters) -> dict[str, Any]:
         "charts": [
             chart_panel(
                 "freeze-debt",
-                charts.freeze_debt_chart(series),
-                charts.freeze_debt_table(series),
+                charts.freeze_debt_figure(series),
+                series,
                 columns=charts.FREEZE_DEBT_FIELDS,
                 csv=csv("freeze-debt"),
             ),
             chart_panel(
                 "skip-debt",
-                charts.skip_debt_chart(series),
-                charts.skip_debt_table(series),
+                charts.skip_debt_figure(series),
+                series,
                 columns=charts.SKIP_DEBT_FIELDS,
                 csv=csv("skip-debt"),
             ),

@@ -54,17 +54,6 @@ class PolicyForm(forms.Form):
         help_text="A patch that changes it gets a ledger-in-patch problem.",
     )
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        for code in sorted(DEFAULT_SEVERITIES):
-            default = DEFAULT_SEVERITIES[code]
-            self.fields[f"severity_{code}"] = forms.ChoiceField(
-                label=code,
-                required=False,
-                choices=[(SEVERITY_DEFAULT, f"default ({default})")]
-                + [(severity, severity) for severity in SEVERITIES],
-            )
-
     @classmethod
     def initial_from(cls, policy: dict[str, Any], overrides: dict[str, str]) -> dict[str, Any]:
         initial: dict[str, Any] = {
@@ -122,6 +111,21 @@ class PolicyForm(forms.Form):
         }
 
 
+# A select per problem code, declared once on the class (each form copies its declared fields,
+# which costs half of making them anew).
+PolicyForm.base_fields.update(
+    {
+        f"severity_{code}": forms.ChoiceField(
+            label=code,
+            required=False,
+            choices=[(SEVERITY_DEFAULT, f"default ({DEFAULT_SEVERITIES[code]})")]
+            + [(severity, severity) for severity in SEVERITIES],
+        )
+        for code in sorted(DEFAULT_SEVERITIES)
+    }
+)
+
+
 def _repository_page(
     request: HttpRequest, slug: str, *, form: PolicyForm | None = None, status: int = 200
 ) -> HttpResponse:
@@ -138,18 +142,19 @@ def _repository_page(
     def csv(name: str) -> str:
         return f"{reverse('dashboards:repository-export', args=[slug, name])}?{query}"
 
+    trend, outcomes = charts.repository_trend_table(series), charts.patch_outcomes_table(series)
     chart_list = [
         chart_panel(
             "trend",
-            charts.repository_trend_chart(series),
-            charts.repository_trend_table(series),
+            charts.repository_trend_figure(trend),
+            trend,
             columns=charts.REPOSITORY_TREND_FIELDS,
             csv=csv("trend"),
         ),
         chart_panel(
             "patch-outcomes",
-            charts.patch_outcomes_chart(series),
-            charts.patch_outcomes_table(series),
+            charts.patch_outcomes_figure(outcomes),
+            outcomes,
             columns=("patches", "passed", "blocked", "earned", "borrowed"),
             csv=csv("patch-outcomes"),
         ),

@@ -41,6 +41,29 @@ CHARTS = {
 }
 
 
+FIGURES = {
+    "freeze": (charts.freeze_debt_figure, charts.freeze_debt_table, charts.freeze_debt_chart),
+    "skip": (charts.skip_debt_figure, charts.skip_debt_table, charts.skip_debt_chart),
+    "trend": (
+        charts.repository_trend_figure,
+        charts.repository_trend_table,
+        charts.repository_trend_chart,
+    ),
+    "outcomes": (
+        charts.patch_outcomes_figure,
+        charts.patch_outcomes_table,
+        charts.patch_outcomes_chart,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", FIGURES)
+@pytest.mark.parametrize("series", [SERIES, []], ids=["data", "empty"])
+def test_a_figure_of_the_table_is_the_chart_of_the_series(name, series):
+    figure, table, chart = FIGURES[name]
+    assert figure(table(series)) == chart(series)
+
+
 def traces(figure) -> dict[str, dict]:
     return {trace["name"]: trace for trace in figure["data"]}
 

@@ -212,6 +212,9 @@ def test_debt_totals_equal_the_python_sums_of_the_series(crafted, staff, start, 
     )
     assert charts.freeze_debt_chart(daily) == charts.freeze_debt_chart(series)
     assert charts.skip_debt_chart(daily) == charts.skip_debt_chart(series)
+    # The overview draws its figures straight from the daily rows, without summing them again.
+    assert charts.freeze_debt_figure(daily) == charts.freeze_debt_chart(series)
+    assert charts.skip_debt_figure(daily) == charts.skip_debt_chart(series)
     assert charts.blocked_share_chart(weekly) == charts.blocked_share_chart(
         selectors.weekly_from_series(series)
     )
