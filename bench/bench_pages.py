@@ -5,17 +5,17 @@ Creates and migrates a throwaway database next to the one DATABASE_URL names (Dj
 database utilities; dropped at the end) and fills it, with a fixed seed and bulk inserts, with
 50 repositories, each with 365 days of debt snapshots, 2,000 patches with their reports and
 runs, a ledger of 12 freezes with their events, acknowledgements and the frozen tests' recent
-results. It then serves the project with gunicorn and the production settings, logs in through
-the login form as a staff user (who sees all 50 repositories), and requests each page with 10
-concurrent clients (threads with urllib and the session cookie), N rounds per client, printing
-p50/p95 per page (target p95 <= 150 ms) and the queries each page ran (from the same pages
-rendered in-process). Before each page's load, it is requested alone, one request at a time:
-its p50 then, and the CPU time the gunicorn workers and PostgreSQL spent per request (from
-/proc), which the machine's load moves far less than latencies. The overview is cached for a
-few minutes per set of repositories and filters, so it is measured twice: at fixed URLs
-(mostly cache hits, what a team sees) and with another year-long range on every request (never
-cached). The read API's debt series (GET /api/v1/debt, a year of one repository) is measured
-with the same session.
+results. It then serves the project with gunicorn, the production settings and the production
+image's number of workers (its Dockerfile command), logs in through the login form as a staff
+user (who sees all 50 repositories), and requests each page with 10 concurrent clients (threads
+with urllib and the session cookie), N rounds per client, printing p50/p95 per page (target p95
+<= 150 ms) and the queries each page ran (from the same pages rendered in-process). Before each
+page's load, it is requested alone, one request at a time: its p50 then, and the CPU time the
+gunicorn workers and PostgreSQL spent per request (from /proc), which the machine's load moves
+far less than latencies. The overview is cached for a few minutes per set of repositories and
+filters, so it is measured twice: at fixed URLs (mostly cache hits, what a team sees) and with
+another year-long range on every request (never cached). The read API's debt series (GET
+/api/v1/debt, a year of one repository) is measured with the same session.
 
 The target assumes a server with more cores than clients' worth of work in flight: with 10
 clients that never pause on a two-CPU machine, requests queue behind each other, and a page's
@@ -579,6 +579,14 @@ def interpreter() -> str:
     return f"Python {platform.python_version()} at {Path(sys.executable).resolve()}"
 
 
+def image_workers() -> int:
+    """The gunicorn workers of the production image's command (the Dockerfile's --workers)."""
+    found = re.search(r'"--workers",\s*"(\d+)"', (ROOT / "Dockerfile").read_text())
+    if found is None:
+        raise SystemExit("bench_pages: no --workers in the Dockerfile's command; pass --workers")
+    return int(found[1])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repositories", type=int, default=50)
@@ -587,7 +595,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--freezes", type=int, default=12, help="per repository")
     parser.add_argument("--clients", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=20, help="requests per client and page")
-    parser.add_argument("--workers", type=int, default=2 * (os.cpu_count() or 1) + 1)
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=image_workers(),
+        help="gunicorn workers (default: as many as the production image runs)",
+    )
     parser.add_argument("--port", type=int, default=8931)
     parser.add_argument(
         "--profile", action="store_true", help="profile each page in-process instead of serving"
