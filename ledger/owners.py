@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 
+from config.sql import Read, placeholders
 from ledger.models import Owner
 
 
@@ -26,23 +27,33 @@ def _as_address(handle: str) -> ResolvedOwner | None:
     return ResolvedOwner(handle=handle, name=handle, email=handle)
 
 
+# Read on every page that lists freezes (config.sql: cheaper than building the query).
+_DIRECTORY = Read(
+    "SELECT handle, name, email, is_team FROM ledger_owner WHERE handle IN ({handles})",
+    [(name, Owner._meta.get_field(name)) for name in ("handle", "name", "email", "is_team")],
+)
+
+
 def owners_resolve(handles: Iterable[str]) -> dict[str, ResolvedOwner]:
     """Each handle that names somebody, mapped to them; unowned handles are left out.
 
     The directory wins over the address reading, so a lead can route a personal address in the
     ledger to a team's list.
     """
-    wanted = {handle for handle in handles if handle}
-    found = {
-        owner.handle: ResolvedOwner(
-            handle=owner.handle,
-            name=owner.name or owner.handle,
-            email=owner.email,
-            is_team=owner.is_team,
-        )
-        for owner in Owner.objects.filter(handle__in=wanted)
-    }
-    for handle in wanted - found.keys():
+    wanted = sorted({handle for handle in handles if handle})
+    found = {}
+    if wanted:
+        sql = _DIRECTORY.sql.format(handles=placeholders(len(wanted)))
+        found = {
+            row["handle"]: ResolvedOwner(
+                handle=row["handle"],
+                name=row["name"] or row["handle"],
+                email=row["email"],
+                is_team=row["is_team"],
+            )
+            for row in _DIRECTORY.rows(wanted, sql=sql)
+        }
+    for handle in set(wanted) - found.keys():
         address = _as_address(handle)
         if address is not None:
             found[handle] = address

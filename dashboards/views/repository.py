@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -80,9 +81,8 @@ class PolicyForm(forms.Form):
             bound = self[name]
             value = bound.value() or SEVERITY_DEFAULT
             options = "".join(
-                f'<option value="{text_html(option)}"{" selected" if option == value else ""}>'
-                f"{text_html(text)}</option>"
-                for option, text in field.choices
+                f"{start}{' selected' if option == value else ''}{end}"
+                for option, start, end in _severity_options(name)
             )
             errors = "".join(
                 f'<div class="error">{text_html(error)}</div>' for error in bound.errors
@@ -109,6 +109,16 @@ class PolicyForm(forms.Form):
             ],
             "ledger_path": data["ledger_path"].strip(),
         }
+
+
+@functools.cache
+def _severity_options(name: str) -> tuple[tuple[str, str, str], ...]:
+    """A severity select's options as (value, '<option value="…"', '>text</option>'), escaped
+    once: the same for every form."""
+    return tuple(
+        (option, f'<option value="{text_html(option)}"', f">{text_html(text)}</option>")
+        for option, text in PolicyForm.base_fields[name].choices
+    )
 
 
 # A select per problem code, declared once on the class (each form copies its declared fields,
@@ -142,19 +152,19 @@ def _repository_page(
     def csv(name: str) -> str:
         return f"{reverse('dashboards:repository-export', args=[slug, name])}?{query}"
 
-    trend, outcomes = charts.repository_trend_table(series), charts.patch_outcomes_table(series)
+    # One repository's series has a row a day: its charts' tables are those rows.
     chart_list = [
         chart_panel(
             "trend",
-            charts.repository_trend_figure(trend),
-            trend,
+            charts.repository_trend_figure(series),
+            series,
             columns=charts.REPOSITORY_TREND_FIELDS,
             csv=csv("trend"),
         ),
         chart_panel(
             "patch-outcomes",
-            charts.patch_outcomes_figure(outcomes),
-            outcomes,
+            charts.patch_outcomes_figure(series),
+            series,
             columns=("patches", "passed", "blocked", "earned", "borrowed"),
             csv=csv("patch-outcomes"),
         ),

@@ -64,6 +64,14 @@ def test_a_figure_of_the_table_is_the_chart_of_the_series(name, series):
     assert figure(table(series)) == chart(series)
 
 
+@pytest.mark.parametrize("name", ["trend", "outcomes"])
+def test_one_repository_series_is_its_own_table(name):
+    # The repository page draws its series as it is: one row a day.
+    figure, _table, chart = FIGURES[name]
+    billing = [row for row in SERIES if row["repository"] == "billing"]
+    assert figure(billing) == chart(billing)
+
+
 def traces(figure) -> dict[str, dict]:
     return {trace["name"]: trace for trace in figure["data"]}
 
