@@ -27,15 +27,35 @@ def placeholders(count: int) -> str:
     return ", ".join(["%s"] * count)
 
 
+def fields(model: type[Model], *names: str) -> list[tuple[str, Field]]:
+    """(name, field) of these fields of ``model``, as a ``Read`` names its columns (a foreign
+    key by its attname, ``repository_id``, or its name)."""
+    return [(name, model._meta.get_field(name)) for name in names]
+
+
 class Read:
     """A SELECT and the field of each of its columns, in order (None: no conversion, as for a
-    count or a text column)."""
+    count or a text column).
+
+    Its SQL may hold ``{name}`` for an IN list: a run then says how long each is
+    (``read.rows([...], ids=3)``), and passes its values among the others, in order.
+    """
 
     def __init__(self, sql: str, columns: Sequence[tuple[str, Field | None]]) -> None:
         self.sql = sql
         self.names = tuple(name for name, _ in columns)
         self.fields = tuple(field for _, field in columns)
         self._converters: dict[str, list[Converter]] = {}
+
+    @classmethod
+    def of(cls, model: type[Model], rest: str) -> Read:
+        """Every column of ``model``'s table, then ``rest`` (``WHERE …``): its instances whole."""
+        concrete = model._meta.concrete_fields
+        columns = ", ".join(f'"{field.column}"' for field in concrete)
+        return cls(
+            f"SELECT {columns} FROM {model._meta.db_table} {rest}",  # noqa: S608 - our names
+            [(field.attname, field) for field in concrete],
+        )
 
     def _converters_now(self) -> list[Converter]:
         """Per column, the converters the ORM applies to it on this backend (cached)."""
@@ -55,11 +75,13 @@ class Read:
             self._converters[vendor] = found
         return found
 
-    def values(self, params: Sequence[Any] = (), sql: str | None = None) -> list[list[Any]]:
-        """Each row's values, converted. ``sql`` replaces the statement's text for one run
-        (an IN list of another length), selecting the same columns."""
+    def values(self, params: Sequence[Any] = (), **lengths: int) -> list[list[Any]]:
+        """Each row's values, converted; ``lengths``: of the IN lists its SQL holds."""
+        sql = self.sql
+        if lengths:
+            sql = sql.format(**{name: placeholders(n) for name, n in lengths.items()})
         with connection.cursor() as cursor:
-            cursor.execute(self.sql if sql is None else sql, params)
+            cursor.execute(sql, params)
             rows = [list(row) for row in cursor.fetchall()]
         for index, column, functions in self._converters_now():
             for row in rows:
@@ -69,13 +91,13 @@ class Read:
                 row[index] = value
         return rows
 
-    def rows(self, params: Sequence[Any] = (), sql: str | None = None) -> list[dict[str, Any]]:
+    def rows(self, params: Sequence[Any] = (), **lengths: int) -> list[dict[str, Any]]:
         """Each row as a dict keyed by the column names."""
         names = self.names
-        return [dict(zip(names, row, strict=True)) for row in self.values(params, sql)]
+        return [dict(zip(names, row, strict=True)) for row in self.values(params, **lengths)]
 
     def instances(
-        self, model: type[Model], params: Sequence[Any] = (), sql: str | None = None
+        self, model: type[Model], params: Sequence[Any] = (), **lengths: int
     ) -> list[Any]:
         """Each row as an instance of ``model``; the column names are attnames of its fields,
         in any order, and the fields not selected are deferred."""
@@ -88,5 +110,5 @@ class Read:
                 self.names,
                 [DEFERRED if index is None else row[index] for index in order],
             )
-            for row in self.values(params, sql)
+            for row in self.values(params, **lengths)
         ]

@@ -15,7 +15,7 @@ from typing import Any
 from django.utils import timezone
 from django.utils.timesince import timesince
 
-from config.sql import Read, placeholders
+from config.sql import Read, fields
 from ledger.models import FreezeAction
 
 # How each action reads after the owner's name or before "2 days ago".
@@ -122,11 +122,7 @@ _LATEST = Read(
     "  JOIN evidence_repository r ON r.id = f.repository_id"
     '  WHERE r.slug IN ({slugs}) AND f."current" = %s AND a.freeze_version = f.version'
     " ) ranked WHERE newest = 1",
-    [
-        *((name, FreezeAction._meta.get_field(name)) for name in DESCRIBED_FIELDS),
-        ("freeze_code", None),
-        ("slug", None),
-    ],
+    [*fields(FreezeAction, *DESCRIBED_FIELDS), ("freeze_code", None), ("slug", None)],
 )
 
 
@@ -139,8 +135,7 @@ def latest_by_repository(slugs: Iterable[str]) -> dict[str, dict[str, Any]]:
     slugs = list(slugs)
     if not slugs:
         return {}
-    sql = _LATEST.sql.format(slugs=placeholders(len(slugs)))
-    return {row.pop("slug"): row for row in _LATEST.rows([*slugs, True], sql=sql)}
+    return {row.pop("slug"): row for row in _LATEST.rows([*slugs, True], slugs=len(slugs))}
 
 
 def overview_actions(rows: list[dict[str, Any]]) -> None:

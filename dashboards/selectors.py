@@ -15,11 +15,11 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from django.db.models import Field, Model, QuerySet
+from django.db.models import QuerySet
 from django.http import Http404
 from django.utils import timezone
 
-from config.sql import Read, placeholders
+from config.sql import Read, fields
 from dashboards import charts
 from dashboards.models import SNAPSHOT_FIGURES, DebtSnapshot
 from evidence.models import (
@@ -35,7 +35,7 @@ from freezedebt_ci.ledger import expiry_status
 from freezedebt_ci.policy import DEFAULT_SEVERITIES
 from ledger.models import Freeze, FreezeAction, FreezeEvent, Policy, PolicyChange
 from ledger.owners import owners_resolve
-from ledger.selectors import on_current_versions
+from ledger.selectors import current_version_actions
 
 # "Change over 30 days" and "blocked share of patches in the last 30 days".
 CHANGE_WINDOW_DAYS = 30
@@ -70,16 +70,20 @@ def _visible(user, repositories: list[str] | None = None) -> QuerySet[Repository
     return visible
 
 
+def _every_repository(user, repositories: list[str] | None) -> bool:
+    """Whether the repositories read are every one, so that a read may leave out the repository
+    condition, as ``patch_selectors.visible_rows`` does: its join of every snapshot cost
+    PostgreSQL as much as a year's sums. Unlike there, upload tokens see none: the dashboards
+    are for people."""
+    return not repositories and sees_every_repository(user)
+
+
 def _snapshots_visible(
     user, repositories: list[str] | None, start: datetime.date, end: datetime.date
 ) -> QuerySet[DebtSnapshot]:
-    """The snapshots of ``start``..``end`` of the visible repositories (of those named).
-
-    No repository condition when that is every repository, as ``patch_selectors.visible_rows``
-    does: its join of every snapshot cost PostgreSQL as much as a year's sums. Unlike there,
-    upload tokens see none: the dashboards are for people."""
+    """The snapshots of ``start``..``end`` of the visible repositories (of those named)."""
     snapshots = DebtSnapshot.objects.filter(day__gte=start, day__lte=end)
-    if repositories or not sees_every_repository(user):
+    if not _every_repository(user, repositories):
         snapshots = snapshots.filter(repository__in=_visible(user, repositories))
     return snapshots
 
@@ -124,18 +128,6 @@ _ROW_FIGURES = (
 )
 
 
-def _columns(model: type[Model], *names: str) -> list[tuple[str, Field]]:
-    return [(name, model._meta.get_field(name)) for name in names]
-
-
-def _visible_ids(user, repositories: list[str] | None) -> list[int] | None:
-    """The ids of the visible repositories (of those named); None when that is every one, so
-    a read may leave out the repository condition (as ``_snapshots_visible`` does)."""
-    if not repositories and sees_every_repository(user):
-        return None
-    return list(_visible(user, repositories).values_list("pk", flat=True))
-
-
 _DAY = DebtSnapshot._meta.get_field("day")
 # Per repository (of an IN list): the day of its latest snapshot up to "now" (ever), and up to
 # 30 days before it (within the 30 days to that), through the (repository, day) index; and the
@@ -171,7 +163,7 @@ _OVERVIEW_DAYS = Read(
 _OVERVIEW_SNAPSHOTS = Read(
     f"SELECT repository_id, day, {', '.join(_ROW_FIGURES)} FROM dashboards_debtsnapshot"  # noqa: S608 - our column names
     " WHERE repository_id IN ({ids}) AND day IN ({days})",
-    _columns(DebtSnapshot, "repository_id", "day", *_ROW_FIGURES),
+    fields(DebtSnapshot, "repository_id", "day", *_ROW_FIGURES),
 )
 
 
@@ -222,7 +214,7 @@ def overview_rows(
         row["pk"]: row
         for row in _OVERVIEW_DAYS.rows(
             [end, since, before, before, before, before, before, *ids, since, end, *ids],
-            sql=_OVERVIEW_DAYS.sql.format(ids=placeholders(len(ids))),
+            ids=len(ids),
         )
     }
     for repository in visible:
@@ -230,13 +222,10 @@ def overview_rows(
     wanted = {(r["pk"], r[side]) for r in visible for side in ("now_day", "then_day") if r[side]}
     snapshots = {}
     if wanted:
-        pks, dates = sorted({pk for pk, _ in wanted}), sorted({day for _, day in wanted})
-        sql = _OVERVIEW_SNAPSHOTS.sql.format(
-            ids=placeholders(len(pks)), days=placeholders(len(dates))
-        )
+        pks, dates = {pk for pk, _ in wanted}, {day for _, day in wanted}
         snapshots = {
             (row["repository_id"], row["day"]): row
-            for row in _OVERVIEW_SNAPSHOTS.rows([*pks, *dates], sql=sql)
+            for row in _OVERVIEW_SNAPSHOTS.rows([*pks, *dates], ids=len(pks), days=len(dates))
             if (row["repository_id"], row["day"]) in wanted
         }
 
@@ -326,12 +315,17 @@ def debt_series(
 TOTAL_FIELDS = (*charts.FREEZE_DEBT_FIELDS, *charts.SKIP_DEBT_FIELDS, "patches", "blocked")
 
 
-_TOTALS = Read(
-    f"SELECT day, {', '.join(f'SUM({name})' for name in TOTAL_FIELDS)}"  # noqa: S608 - our column names
-    " FROM dashboards_debtsnapshot WHERE day >= %s AND day <= %s{repositories}"
-    " GROUP BY day ORDER BY day",
-    [("day", _DAY), *((name, None) for name in TOTAL_FIELDS)],
-)
+def _totals(condition: str) -> Read:
+    return Read(
+        f"SELECT day, {', '.join(f'SUM({name})' for name in TOTAL_FIELDS)}"  # noqa: S608 - our column names
+        f" FROM dashboards_debtsnapshot WHERE day >= %s AND day <= %s{condition}"
+        " GROUP BY day ORDER BY day",
+        [("day", _DAY), *((name, None) for name in TOTAL_FIELDS)],
+    )
+
+
+_TOTALS = _totals("")
+_TOTALS_OF = _totals(" AND repository_id IN ({ids})")
 
 
 def debt_totals(
@@ -351,18 +345,12 @@ def debt_totals(
     query, and rows per day rather than per repository and day (and one for the ids of the
     repositories, unless that is every one).
     """
-    ids = _visible_ids(user, repositories)
-    params: list[Any] = [start, end]
-    sql = _TOTALS.sql.format(repositories="")
-    if ids is not None:
-        if not ids:
-            return {"daily": [], "weekly": []}
-        sql = _TOTALS.sql.format(repositories=f" AND repository_id IN ({placeholders(len(ids))})")
-        params += ids
-    daily = [
-        {"date": row[0], **dict(zip(TOTAL_FIELDS, row[1:], strict=True))}
-        for row in _TOTALS.values(params, sql=sql)
-    ]
+    if _every_repository(user, repositories):
+        sums = _TOTALS.values([start, end])
+    else:
+        ids = list(_visible(user, repositories).values_list("pk", flat=True))
+        sums = _TOTALS_OF.values([start, end, *ids], ids=len(ids)) if ids else []
+    daily = [{"date": row[0], **dict(zip(TOTAL_FIELDS, row[1:], strict=True))} for row in sums]
     # The weeks from the days: the same sums, without another pass over the snapshots.
     return {"daily": daily, "weekly": charts.blocked_share_table(weekly_from_series(daily))}
 
@@ -400,38 +388,8 @@ def weekly_from_series(series: list[dict[str, Any]]) -> list[dict[str, Any]]:
 # The repository page's reads of one (visible) repository's rows, in SQL: see config.sql.
 
 
-_FREEZES = Read(
-    "SELECT id, freeze_id, nodeid, covers, owner, opened, expires, reason, renewals, version"
-    ' FROM ledger_freeze WHERE repository_id = %s AND "current" = %s'
-    " ORDER BY expires, freeze_id",
-    _columns(
-        Freeze,
-        "id",
-        "freeze_id",
-        "nodeid",
-        "covers",
-        "owner",
-        "opened",
-        "expires",
-        "reason",
-        "renewals",
-        "version",
-    ),
-)
-_ACTIONS = Read(
-    "SELECT id, freeze_id, freeze_version, owner_email, action, new_reason, nonce, created_at"
-    " FROM ledger_freezeaction WHERE freeze_id IN ({freezes}) ORDER BY created_at, id",
-    _columns(
-        FreezeAction,
-        "id",
-        "freeze_id",
-        "freeze_version",
-        "owner_email",
-        "action",
-        "new_reason",
-        "nonce",
-        "created_at",
-    ),
+_FREEZES = Read.of(
+    Freeze, 'WHERE repository_id = %s AND "current" = %s ORDER BY expires, freeze_id'
 )
 # The latest events, with the count of all of them and of the silent renewals among them
 # (window counts, taken before the limit), without the freezes' JSON.
@@ -443,7 +401,7 @@ _EVENTS = Read(
     " JOIN ledger_freeze f ON f.id = e.freeze_id"
     " WHERE e.repository_id = %s ORDER BY e.created_at DESC, e.id DESC LIMIT %s",
     [
-        *_columns(FreezeEvent, "kind", "silent", "chain", "created_at"),
+        *fields(FreezeEvent, "kind", "silent", "chain", "created_at"),
         ("sha", None),
         ("freeze_id", None),
         ("total", None),
@@ -457,35 +415,23 @@ _PATCHES = Read(
     " FROM evidence_patch p LEFT JOIN evidence_report r ON r.patch_id = p.id"
     " WHERE p.repository_id = %s ORDER BY p.created_at DESC, p.id DESC LIMIT %s",
     [
-        *_columns(Patch, "id", "ref", "title", "author", "created_at"),
-        *_columns(Report, "status", "verdict", "codes"),
+        *fields(Patch, "id", "ref", "title", "author", "created_at"),
+        *fields(Report, "status", "verdict", "codes"),
     ],
 )
 _SNAPSHOTS = Read(
     f"SELECT day, {', '.join(SERIES_FIELDS)} FROM dashboards_debtsnapshot"  # noqa: S608 - our column names
     " WHERE repository_id = %s AND day >= %s AND day <= %s ORDER BY day",
-    _columns(DebtSnapshot, "day", *SERIES_FIELDS),
+    fields(DebtSnapshot, "day", *SERIES_FIELDS),
 )
-_POLICY = Read(
-    "SELECT id, repository_id, severities, max_freeze_days, fixture_paths, ledger_path"
-    " FROM ledger_policy WHERE repository_id = %s",
-    _columns(
-        Policy,
-        "id",
-        "repository_id",
-        "severities",
-        "max_freeze_days",
-        "fixture_paths",
-        "ledger_path",
-    ),
-)
+_POLICY = Read.of(Policy, "WHERE repository_id = %s")
 # The latest audited changes, each with its author's username (None once the user is gone).
 POLICY_CHANGES = 20
 _POLICY_CHANGES = Read(
     "SELECT c.before, c.after, c.created_at, u.username FROM ledger_policychange c"
     " LEFT JOIN auth_user u ON u.id = c.changed_by_id"
     " WHERE c.repository_id = %s ORDER BY c.created_at DESC, c.id DESC LIMIT %s",
-    [*_columns(PolicyChange, "before", "after", "created_at"), ("by", None)],
+    [*fields(PolicyChange, "before", "after", "created_at"), ("by", None)],
 )
 
 
@@ -566,11 +512,7 @@ def repository_detail(
     owners = owners_resolve(freeze.owner for freeze in freezes)
     # The owners' answers on the current versions, once: each freeze's latest, and the
     # renewal requests (open while on the current version of a freeze still in the ledger).
-    answers = []
-    if freezes:
-        in_list = _ACTIONS.sql.format(freezes=placeholders(len(freezes)))
-        actions = _ACTIONS.instances(FreezeAction, [f.pk for f in freezes], sql=in_list)
-        answers = on_current_versions(freezes, actions)
+    answers = current_version_actions(freezes)
     latest = {action.freeze_id: action for action in answers}
     rows = [
         _freeze_row(freeze, today=today, owners=owners, action=latest.get(freeze.pk))
@@ -587,32 +529,19 @@ def repository_detail(
         if row["status"] in ("active", "expiring", "expired") and not row["acknowledged"]
     )
 
-    events = _EVENTS.rows([repository.pk, RECENT_EVENTS])
-    history = [
-        {
-            "kind": event["kind"],
-            "freeze_id": event["freeze_id"],
-            "silent": event["silent"],
-            "chain": event["chain"],
-            "created_at": event["created_at"],
-            "sha": event["sha"],
-        }
-        for event in events
-    ]
+    history = _EVENTS.rows([repository.pk, RECENT_EVENTS])
+    # Every row carries the counts of all the events; taken once, off the rows.
+    history_total, silent_renewals = (
+        (history[0]["total"], history[0]["silent_total"]) if history else (0, 0)
+    )
+    for event in history:
+        del event["total"], event["silent_total"]
 
-    patches = [
-        {
-            "id": patch["id"],
-            "ref": patch["ref"],
-            "title": patch["title"],
-            "author": patch["author"],
-            "created_at": patch["created_at"],
-            "status": patch["status"] or Report.Status.PENDING,
-            "verdict": patch["verdict"] or Report.Verdict.PENDING,
-            "codes": patch["codes"] or [],
-        }
-        for patch in _PATCHES.rows([repository.pk, RECENT_PATCHES])
-    ]
+    patches = _PATCHES.rows([repository.pk, RECENT_PATCHES])
+    for patch in patches:  # a patch without a report yet is pending
+        patch["status"] = patch["status"] or Report.Status.PENDING
+        patch["verdict"] = patch["verdict"] or Report.Verdict.PENDING
+        patch["codes"] = patch["codes"] or []
 
     # The repository is known to be visible: its snapshots, once, without the visibility join.
     series = [
@@ -632,8 +561,8 @@ def repository_detail(
         "freezes": rows,
         "counts": counts,
         "history": history,
-        "history_total": events[0]["total"] if events else 0,
-        "silent_renewals": events[0]["silent_total"] if events else 0,
+        "history_total": history_total,
+        "silent_renewals": silent_renewals,
         "chains": {f.freeze_id: f.renewals for f in freezes if f.renewals},
         "patches": patches,
         "renewal_requests": [
@@ -719,31 +648,23 @@ def patch_detail(*, user, repository_slug: str, patch_id: int) -> dict[str, Any]
 
 
 # The freeze page's reads, in SQL (see config.sql), of a visible repository's rows.
-_FREEZE = Read(
-    f"SELECT {', '.join(f.column for f in Freeze._meta.concrete_fields)}"  # noqa: S608 - our column names
-    " FROM ledger_freeze WHERE repository_id = %s AND freeze_id = %s ORDER BY id LIMIT 1",
-    [(f.attname, f) for f in Freeze._meta.concrete_fields],
-)
-_FREEZE_ACTIONS = Read(
-    f"SELECT {', '.join(f.column for f in FreezeAction._meta.concrete_fields)}"  # noqa: S608 - our column names
-    " FROM ledger_freezeaction WHERE freeze_id = %s ORDER BY created_at DESC, id DESC",
-    [(f.attname, f) for f in FreezeAction._meta.concrete_fields],
-)
+_FREEZE = Read.of(Freeze, "WHERE repository_id = %s AND freeze_id = %s ORDER BY id LIMIT 1")
+_FREEZE_ACTIONS = Read.of(FreezeAction, "WHERE freeze_id = %s ORDER BY created_at DESC, id DESC")
 # Of each event's ledger version only the sha: a version holds the ledger's whole text.
 _FREEZE_EVENTS = Read(
     "SELECT e.kind, e.silent, e.chain, v.sha, e.created_at, e.before, e.after"
     " FROM ledger_freezeevent e JOIN ledger_ledgerversion v ON v.id = e.ledger_version_id"
     " WHERE e.freeze_id = %s ORDER BY e.created_at, e.id",
     [
-        *_columns(FreezeEvent, "kind", "silent", "chain"),
+        *fields(FreezeEvent, "kind", "silent", "chain"),
         ("sha", None),
-        *_columns(FreezeEvent, "created_at", "before", "after"),
+        *fields(FreezeEvent, "created_at", "before", "after"),
     ],
 )
 _READY_RUNS = Read(
     "SELECT id, sha, branch, label, created_at FROM evidence_run"
     " WHERE repository_id = %s AND status = %s ORDER BY created_at DESC, id DESC LIMIT %s",
-    [("pk", None), *_columns(Run, "sha", "branch", "label", "created_at")],
+    [("pk", None), *fields(Run, "sha", "branch", "label", "created_at")],
 )
 _FREEZE_RESULTS = Read(
     "SELECT r.run_id, r.bucket FROM evidence_testresult r"
@@ -776,9 +697,8 @@ def freeze_detail(*, user, repository_slug: str, freeze_id: str) -> dict[str, An
     # The frozen test's result in each of them, through its name's digest (one query).
     buckets: dict[int, int] = {}
     if runs:
-        sql = _FREEZE_RESULTS.sql.format(runs=placeholders(len(runs)))
         params = [repository.pk, TestName.digest(freeze.nodeid), *(run["pk"] for run in runs)]
-        buckets = dict(_FREEZE_RESULTS.values(params, sql=sql))
+        buckets = dict(_FREEZE_RESULTS.values(params, runs=len(runs)))
     outcomes = [
         {
             "run": run["pk"],

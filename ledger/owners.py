@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 
-from config.sql import Read, placeholders
+from config.sql import Read, fields
 from ledger.models import Owner
 
 
@@ -30,7 +30,7 @@ def _as_address(handle: str) -> ResolvedOwner | None:
 # Read on every page that lists freezes (config.sql: cheaper than building the query).
 _DIRECTORY = Read(
     "SELECT handle, name, email, is_team FROM ledger_owner WHERE handle IN ({handles})",
-    [(name, Owner._meta.get_field(name)) for name in ("handle", "name", "email", "is_team")],
+    fields(Owner, "handle", "name", "email", "is_team"),
 )
 
 
@@ -40,10 +40,9 @@ def owners_resolve(handles: Iterable[str]) -> dict[str, ResolvedOwner]:
     The directory wins over the address reading, so a lead can route a personal address in the
     ledger to a team's list.
     """
-    wanted = sorted({handle for handle in handles if handle})
+    wanted = {handle for handle in handles if handle}
     found = {}
     if wanted:
-        sql = _DIRECTORY.sql.format(handles=placeholders(len(wanted)))
         found = {
             row["handle"]: ResolvedOwner(
                 handle=row["handle"],
@@ -51,9 +50,9 @@ def owners_resolve(handles: Iterable[str]) -> dict[str, ResolvedOwner]:
                 email=row["email"],
                 is_team=row["is_team"],
             )
-            for row in _DIRECTORY.rows(wanted, sql=sql)
+            for row in _DIRECTORY.rows(list(wanted), handles=len(wanted))
         }
-    for handle in set(wanted) - found.keys():
+    for handle in wanted - found.keys():
         address = _as_address(handle)
         if address is not None:
             found[handle] = address

@@ -4,6 +4,7 @@ from collections.abc import Iterable
 
 from django.db.models import F, QuerySet
 
+from config.sql import Read
 from evidence.models import Repository
 from evidence.patch_selectors import visible_rows
 from ledger.models import Freeze, FreezeAction
@@ -23,21 +24,19 @@ def freezes_visible_to(
     )
 
 
+# Read for every page and digest that shows owners' answers (config.sql: cheaper than building
+# the query).
+_ACTIONS_OF = Read.of(FreezeAction, "WHERE freeze_id IN ({freezes}) ORDER BY created_at, id")
+
+
 def current_version_actions(freezes: Iterable[Freeze]) -> list[FreezeAction]:
     """The owner actions on the current version of each of these freezes, oldest first (one
-    query)."""
-    freezes = list(freezes)
-    actions = FreezeAction.objects.filter(freeze_id__in=[freeze.pk for freeze in freezes])
-    return on_current_versions(freezes, actions.order_by("created_at", "pk"))
-
-
-def on_current_versions(
-    freezes: Iterable[Freeze], actions: Iterable[FreezeAction]
-) -> list[FreezeAction]:
-    """Those of ``actions`` (of these freezes) made on their freeze's current version, in
-    their order: an action on an earlier version ended with it."""
+    query): an action on an earlier version ended with it."""
     versions = {freeze.pk: freeze.version for freeze in freezes}
-    return [action for action in actions if versions.get(action.freeze_id) == action.freeze_version]
+    if not versions:
+        return []
+    actions = _ACTIONS_OF.instances(FreezeAction, list(versions), freezes=len(versions))
+    return [action for action in actions if versions[action.freeze_id] == action.freeze_version]
 
 
 def latest_actions(freezes: Iterable[Freeze]) -> dict[int, FreezeAction]:

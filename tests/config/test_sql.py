@@ -2,17 +2,13 @@ import datetime
 
 import pytest
 
-from config.sql import Read, placeholders
+from config.sql import Read, fields, placeholders
 from ledger.models import Freeze, FreezeEvent
 from tests.factories import FreezeEventFactory, FreezeFactory
 
 pytestmark = pytest.mark.django_db
 
 AT = datetime.datetime(2026, 11, 30, 8, 15, tzinfo=datetime.UTC)
-
-
-def column(model, name):
-    return (name, model._meta.get_field(name))
 
 
 def test_values_come_back_as_the_orm_gives_them():
@@ -23,10 +19,7 @@ def test_values_come_back_as_the_orm_gives_them():
         "SELECT expires, covers, allowed_in_merge, created_at, freeze_id FROM ledger_freeze"
         " WHERE id = %s",
         [
-            column(Freeze, "expires"),
-            column(Freeze, "covers"),
-            column(Freeze, "allowed_in_merge"),
-            column(Freeze, "created_at"),
+            *fields(Freeze, "expires", "covers", "allowed_in_merge", "created_at"),
             ("freeze_id", None),
         ],
     )
@@ -47,7 +40,7 @@ def test_instances_take_columns_in_any_order_and_defer_the_rest():
     freeze = FreezeFactory(freeze_id="FRZ-9", version=3)
     read = Read(
         "SELECT version, freeze_id, id FROM ledger_freeze WHERE id = %s",
-        [column(Freeze, "version"), column(Freeze, "freeze_id"), column(Freeze, "id")],
+        fields(Freeze, "version", "freeze_id", "id"),
     )
     (instance,) = read.instances(Freeze, [freeze.pk])
     assert (instance.pk, instance.freeze_id, instance.version) == (freeze.pk, "FRZ-9", 3)
@@ -59,16 +52,36 @@ def test_foreign_keys_are_named_by_their_attname():
     event = FreezeEventFactory()
     read = Read(
         "SELECT freeze_id, silent FROM ledger_freezeevent WHERE id = %s",
-        [column(FreezeEvent, "freeze_id"), column(FreezeEvent, "silent")],
+        fields(FreezeEvent, "freeze_id", "silent"),
     )
     assert read.rows([event.pk]) == [{"freeze_id": event.freeze_id, "silent": False}]
 
 
-def test_another_statement_text_reads_the_same_columns():
-    first, second = FreezeFactory(), FreezeFactory()
-    read = Read("SELECT id FROM ledger_freeze WHERE id IN ({ids}) ORDER BY id", [("id", None)])
-    sql = read.sql.format(ids=placeholders(2))
-    assert read.values([first.pk, second.pk], sql=sql) == [[first.pk], [second.pk]]
+def test_in_lists_take_the_lengths_of_the_run():
+    first, second, third = FreezeFactory(), FreezeFactory(), FreezeFactory()
+    read = Read(
+        "SELECT id FROM ledger_freeze WHERE id IN ({ids}) AND id <> %s ORDER BY id", [("id", None)]
+    )
+    assert read.values([first.pk, second.pk, third.pk, second.pk], ids=3) == [
+        [first.pk],
+        [third.pk],
+    ]
+    assert read.values([first.pk, 0], ids=1) == [[first.pk]]
+
+
+def test_a_read_of_a_model_gives_its_instances_whole():
+    freeze = FreezeFactory(covers=["src/**"], expires=datetime.date(2026, 12, 4), version=2)
+    read = Read.of(Freeze, 'WHERE "current" = %s AND id = %s')
+    (instance,) = read.instances(Freeze, [True, freeze.pk])
+    assert instance.get_deferred_fields() == set()
+    assert instance == freeze
+    assert (instance.covers, instance.expires, instance.version, instance.current) == (
+        ["src/**"],
+        datetime.date(2026, 12, 4),
+        2,
+        True,
+    )
+    assert read.instances(Freeze, [False, freeze.pk]) == []
 
 
 def test_an_in_list_has_at_least_one_value():
