@@ -20,11 +20,30 @@ from django.db.models import DEFERRED, Field, Model
 Converter = tuple[int, Any, list[Callable[..., Any]]]
 
 
-def placeholders(count: int) -> str:
-    """``%s, %s, …`` for an IN list of ``count`` values (at least one)."""
-    if count < 1:
-        raise ValueError("an IN list needs at least one value")
-    return ", ".join(["%s"] * count)
+# How a Read's SQL tests membership in a list passed as one parameter (a Python list).
+ANY = "= ANY(%s)"
+
+
+def in_lists(sql: str, params: Sequence[Any]) -> tuple[str, list[Any]]:
+    """``sql`` and ``params`` with each ``= ANY(%s)`` of a list written ``IN (%s, …)`` with its
+    values, for a backend without arrays (SQLite). An empty list matches nothing, as ``ANY`` of
+    an empty array does."""
+    parts = sql.split("%s")
+    if len(parts) != len(params) + 1:
+        raise ValueError(f"{len(parts) - 1} placeholders for {len(params)} parameters")
+    text, flat = [parts[0]], []
+    for value, after in zip(params, parts[1:], strict=True):
+        if isinstance(value, list):
+            if not (text[-1].endswith("= ANY(") and after.startswith(")")):
+                raise ValueError(f"a list parameter goes in {ANY}, not after {text[-1]!r}")
+            text[-1] = text[-1].removesuffix("= ANY(") + "IN ("
+            text.append(", ".join(["%s"] * len(value)))
+            flat.extend(value)
+        else:
+            text.append("%s")
+            flat.append(value)
+        text.append(after)
+    return "".join(text), flat
 
 
 def fields(model: type[Model], *names: str) -> list[tuple[str, Field]]:
@@ -37,8 +56,10 @@ class Read:
     """A SELECT and the field of each of its columns, in order (None: no conversion, as for a
     count or a text column).
 
-    Its SQL may hold ``{name}`` for an IN list: a run then says how long each is
-    (``read.rows([...], ids=3)``), and passes its values among the others, in order.
+    A list among a run's parameters is tested with ``column = ANY(%s)``. PostgreSQL takes it
+    as one array: one statement (and one prepared plan) whatever the list's length, and a plan
+    that does not build the array again for each row it filters, as ``IN ($1, $2, …)`` does
+    in a prepared statement's generic plan. Other backends get ``IN (%s, …)``.
     """
 
     def __init__(self, sql: str, columns: Sequence[tuple[str, Field | None]]) -> None:
@@ -75,11 +96,11 @@ class Read:
             self._converters[vendor] = found
         return found
 
-    def values(self, params: Sequence[Any] = (), **lengths: int) -> list[list[Any]]:
-        """Each row's values, converted; ``lengths``: of the IN lists its SQL holds."""
+    def values(self, params: Sequence[Any] = ()) -> list[list[Any]]:
+        """Each row's values, converted."""
         sql = self.sql
-        if lengths:
-            sql = sql.format(**{name: placeholders(n) for name, n in lengths.items()})
+        if connection.vendor != "postgresql" and ANY in sql:
+            sql, params = in_lists(sql, params)
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             rows = [list(row) for row in cursor.fetchall()]
@@ -91,14 +112,12 @@ class Read:
                 row[index] = value
         return rows
 
-    def rows(self, params: Sequence[Any] = (), **lengths: int) -> list[dict[str, Any]]:
+    def rows(self, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         """Each row as a dict keyed by the column names."""
         names = self.names
-        return [dict(zip(names, row, strict=True)) for row in self.values(params, **lengths)]
+        return [dict(zip(names, row, strict=True)) for row in self.values(params)]
 
-    def instances(
-        self, model: type[Model], params: Sequence[Any] = (), **lengths: int
-    ) -> list[Any]:
+    def instances(self, model: type[Model], params: Sequence[Any] = ()) -> list[Any]:
         """Each row as an instance of ``model``; the column names are attnames of its fields,
         in any order, and the fields not selected are deferred."""
         position = {name: index for index, name in enumerate(self.names)}
@@ -110,5 +129,5 @@ class Read:
                 self.names,
                 [DEFERRED if index is None else row[index] for index in order],
             )
-            for row in self.values(params, **lengths)
+            for row in self.values(params)
         ]

@@ -120,7 +120,7 @@ _LATEST = Read(
     "  AS newest"
     "  FROM ledger_freezeaction a JOIN ledger_freeze f ON f.id = a.freeze_id"
     "  JOIN evidence_repository r ON r.id = f.repository_id"
-    '  WHERE r.slug IN ({slugs}) AND f."current" = %s AND a.freeze_version = f.version'
+    '  WHERE r.slug = ANY(%s) AND f."current" = %s AND a.freeze_version = f.version'
     " ) ranked WHERE newest = 1",
     [*fields(FreezeAction, *DESCRIBED_FIELDS), ("freeze_code", None), ("slug", None)],
 )
@@ -135,7 +135,7 @@ def latest_by_repository(slugs: Iterable[str]) -> dict[str, dict[str, Any]]:
     slugs = list(slugs)
     if not slugs:
         return {}
-    return {row.pop("slug"): row for row in _LATEST.rows([*slugs, True], slugs=len(slugs))}
+    return {row.pop("slug"): row for row in _LATEST.rows([slugs, True])}
 
 
 def overview_actions(rows: list[dict[str, Any]]) -> None:

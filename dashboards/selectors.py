@@ -129,54 +129,62 @@ _ROW_FIGURES = (
 
 
 _DAY = DebtSnapshot._meta.get_field("day")
-# Per repository (of an IN list): the day of its latest snapshot up to "now" (ever), and up to
-# 30 days before it (within the 30 days to that), through the (repository, day) index; and the
-# patches reported and blocked in the 30 days to each, summed in one pass over the 60 days
-# (sums correlated to each repository let PostgreSQL read every day of it).
-_OVERVIEW_DAYS = Read(
-    "SELECT r.id,"
-    " (SELECT s.day FROM dashboards_debtsnapshot s WHERE s.repository_id = r.id"
-    "  AND s.day <= %s ORDER BY s.day DESC LIMIT 1),"
-    " (SELECT s.day FROM dashboards_debtsnapshot s WHERE s.repository_id = r.id"
-    "  AND s.day >= %s AND s.day <= %s ORDER BY s.day DESC LIMIT 1),"
+
+
+def _side(alias: str) -> str:
+    return ", ".join(f"{alias}.{name}" for name in ("day", *_ROW_FIGURES))
+
+
+# Per repository (of a list): its latest snapshot up to "now" (ever) and its latest within the
+# 30 days to "30 days before", found through the (repository, day) index; and the patches
+# reported and blocked in the 30 days to each, summed in one pass over the 60 days (sums
+# correlated to each repository let PostgreSQL read every day of it).
+_OVERVIEW = Read(
+    f"SELECT d.id, {_side('n')}, {_side('t')},"  # noqa: S608 - our column names
     " sums.now_patches, sums.now_blocked, sums.then_patches, sums.then_blocked"
-    " FROM evidence_repository r LEFT JOIN ("
-    "  SELECT repository_id,"
+    " FROM (SELECT r.id,"
+    "  (SELECT s.day FROM dashboards_debtsnapshot s WHERE s.repository_id = r.id"
+    "   AND s.day <= %s ORDER BY s.day DESC LIMIT 1) AS now_day,"
+    "  (SELECT s.day FROM dashboards_debtsnapshot s WHERE s.repository_id = r.id"
+    "   AND s.day >= %s AND s.day <= %s ORDER BY s.day DESC LIMIT 1) AS then_day"
+    "  FROM evidence_repository r WHERE r.id = ANY(%s)) d"
+    " LEFT JOIN dashboards_debtsnapshot n ON n.repository_id = d.id AND n.day = d.now_day"
+    " LEFT JOIN dashboards_debtsnapshot t ON t.repository_id = d.id AND t.day = d.then_day"
+    " LEFT JOIN (SELECT repository_id,"
     "  SUM(CASE WHEN day > %s THEN patches ELSE 0 END) AS now_patches,"
     "  SUM(CASE WHEN day > %s THEN blocked ELSE 0 END) AS now_blocked,"
     "  SUM(CASE WHEN day <= %s THEN patches ELSE 0 END) AS then_patches,"
     "  SUM(CASE WHEN day <= %s THEN blocked ELSE 0 END) AS then_blocked"
-    "  FROM dashboards_debtsnapshot WHERE repository_id IN ({ids}) AND day >= %s AND day <= %s"
+    "  FROM dashboards_debtsnapshot WHERE repository_id = ANY(%s) AND day >= %s AND day <= %s"
     "  GROUP BY repository_id"
-    " ) sums ON sums.repository_id = r.id"
-    " WHERE r.id IN ({ids})",
+    " ) sums ON sums.repository_id = d.id",
     [
         ("pk", None),
-        ("now_day", _DAY),
-        ("then_day", _DAY),
+        *(
+            (f"{side}_{name}", DebtSnapshot._meta.get_field(name))
+            for side in ("now", "then")
+            for name in ("day", *_ROW_FIGURES)
+        ),
         ("now_patches", None),
         ("now_blocked", None),
         ("then_patches", None),
         ("then_blocked", None),
     ],
 )
-_OVERVIEW_SNAPSHOTS = Read(
-    f"SELECT repository_id, day, {', '.join(_ROW_FIGURES)} FROM dashboards_debtsnapshot"  # noqa: S608 - our column names
-    " WHERE repository_id IN ({ids}) AND day IN ({days})",
-    fields(DebtSnapshot, "repository_id", "day", *_ROW_FIGURES),
-)
 
 
-def _figures(snapshot: dict[str, Any] | None, patches: int | None, blocked: int | None):
-    """The overview figures of one snapshot and the patches of the 30 days to its day."""
-    if snapshot is None:
+def _figures(row: dict[str, Any], side: str) -> dict[str, Any] | None:
+    """The overview figures of one side ("now" or "then") of an ``_OVERVIEW`` row: its
+    snapshot's and the patches of the 30 days to its day; None without a snapshot."""
+    day = row[f"{side}_day"]
+    if day is None:
         return None
-    figures = {name: snapshot[name] for name in _ROW_FIGURES}
-    figures["patches_30d"] = patches or 0
-    figures["blocked_30d"] = blocked or 0
+    figures = {name: row[f"{side}_{name}"] for name in _ROW_FIGURES}
+    figures["patches_30d"] = row[f"{side}_patches"] or 0
+    figures["blocked_30d"] = row[f"{side}_blocked"] or 0
     figures["blocked_share"] = charts.blocked_share(figures["blocked_30d"], figures["patches_30d"])
     figures["debt"] = debt_score(figures)
-    figures["as_of"] = snapshot["day"]
+    figures["as_of"] = day
     return figures
 
 
@@ -198,8 +206,8 @@ def overview_rows(
     (None when either side is unknown). ``start`` is the page's range and does not change the
     figures; it is taken so that every selector of a page has the same arguments.
 
-    Three queries, whatever the history: the visible repositories; per repository the days of
-    its two snapshots and its four 30-day sums; then those snapshots.
+    Two queries, whatever the history: the visible repositories, then per repository its two
+    snapshots and its four 30-day sums.
     """
     del start  # the figures are "now" (= end) and "30 days before"
     before = end - datetime.timedelta(days=CHANGE_WINDOW_DAYS)
@@ -212,37 +220,14 @@ def overview_rows(
     ids = [row["pk"] for row in visible]
     found = {
         row["pk"]: row
-        for row in _OVERVIEW_DAYS.rows(
-            [end, since, before, before, before, before, before, *ids, since, end, *ids],
-            ids=len(ids),
-        )
+        for row in _OVERVIEW.rows([end, since, before, ids, *[before] * 4, ids, since, end])
     }
-    for repository in visible:
-        repository.update(found[repository["pk"]])
-    wanted = {(r["pk"], r[side]) for r in visible for side in ("now_day", "then_day") if r[side]}
-    snapshots = {}
-    if wanted:
-        pks, dates = {pk for pk, _ in wanted}, {day for _, day in wanted}
-        snapshots = {
-            (row["repository_id"], row["day"]): row
-            for row in _OVERVIEW_SNAPSHOTS.rows([*pks, *dates], ids=len(pks), days=len(dates))
-            if (row["repository_id"], row["day"]) in wanted
-        }
-
     result = []
     zero = dict.fromkeys(_ROW_FIGURES, 0)
     for repository in visible:
-        pk = repository["pk"]
-        now = _figures(
-            snapshots.get((pk, repository["now_day"])),
-            repository["now_patches"],
-            repository["now_blocked"],
-        )
-        then = _figures(
-            snapshots.get((pk, repository["then_day"])),
-            repository["then_patches"],
-            repository["then_blocked"],
-        )
+        row = found[repository["pk"]]
+        now = _figures(row, "now")
+        then = _figures(row, "then")
         figures = now or {
             **zero,
             "patches_30d": 0,
@@ -325,7 +310,7 @@ def _totals(condition: str) -> Read:
 
 
 _TOTALS = _totals("")
-_TOTALS_OF = _totals(" AND repository_id IN ({ids})")
+_TOTALS_OF = _totals(" AND repository_id = ANY(%s)")
 
 
 def debt_totals(
@@ -349,7 +334,7 @@ def debt_totals(
         sums = _TOTALS.values([start, end])
     else:
         ids = list(_visible(user, repositories).values_list("pk", flat=True))
-        sums = _TOTALS_OF.values([start, end, *ids], ids=len(ids)) if ids else []
+        sums = _TOTALS_OF.values([start, end, ids]) if ids else []
     daily = [{"date": row[0], **dict(zip(TOTAL_FIELDS, row[1:], strict=True))} for row in sums]
     # The weeks from the days: the same sums, without another pass over the snapshots.
     return {"daily": daily, "weekly": charts.blocked_share_table(weekly_from_series(daily))}
@@ -669,7 +654,7 @@ _READY_RUNS = Read(
 _FREEZE_RESULTS = Read(
     "SELECT r.run_id, r.bucket FROM evidence_testresult r"
     " JOIN evidence_testname t ON t.id = r.test_id"
-    " WHERE t.repository_id = %s AND t.nodeid_sha256 = %s AND r.run_id IN ({runs})",
+    " WHERE t.repository_id = %s AND t.nodeid_sha256 = %s AND r.run_id = ANY(%s)",
     [("run_id", None), ("bucket", None)],
 )
 
@@ -697,8 +682,8 @@ def freeze_detail(*, user, repository_slug: str, freeze_id: str) -> dict[str, An
     # The frozen test's result in each of them, through its name's digest (one query).
     buckets: dict[int, int] = {}
     if runs:
-        params = [repository.pk, TestName.digest(freeze.nodeid), *(run["pk"] for run in runs)]
-        buckets = dict(_FREEZE_RESULTS.values(params, runs=len(runs)))
+        params = [repository.pk, TestName.digest(freeze.nodeid), [run["pk"] for run in runs]]
+        buckets = dict(_FREEZE_RESULTS.values(params))
     outcomes = [
         {
             "run": run["pk"],

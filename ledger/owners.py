@@ -29,7 +29,7 @@ def _as_address(handle: str) -> ResolvedOwner | None:
 
 # Read on every page that lists freezes (config.sql: cheaper than building the query).
 _DIRECTORY = Read(
-    "SELECT handle, name, email, is_team FROM ledger_owner WHERE handle IN ({handles})",
+    "SELECT handle, name, email, is_team FROM ledger_owner WHERE handle = ANY(%s)",
     fields(Owner, "handle", "name", "email", "is_team"),
 )
 
@@ -50,7 +50,7 @@ def owners_resolve(handles: Iterable[str]) -> dict[str, ResolvedOwner]:
                 email=row["email"],
                 is_team=row["is_team"],
             )
-            for row in _DIRECTORY.rows(list(wanted), handles=len(wanted))
+            for row in _DIRECTORY.rows([list(wanted)])
         }
     for handle in wanted - found.keys():
         address = _as_address(handle)

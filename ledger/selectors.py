@@ -26,7 +26,7 @@ def freezes_visible_to(
 
 # Read for every page and digest that shows owners' answers (config.sql: cheaper than building
 # the query).
-_ACTIONS_OF = Read.of(FreezeAction, "WHERE freeze_id IN ({freezes}) ORDER BY created_at, id")
+_ACTIONS_OF = Read.of(FreezeAction, "WHERE freeze_id = ANY(%s) ORDER BY created_at, id")
 
 
 def current_version_actions(freezes: Iterable[Freeze]) -> list[FreezeAction]:
@@ -35,7 +35,7 @@ def current_version_actions(freezes: Iterable[Freeze]) -> list[FreezeAction]:
     versions = {freeze.pk: freeze.version for freeze in freezes}
     if not versions:
         return []
-    actions = _ACTIONS_OF.instances(FreezeAction, list(versions), freezes=len(versions))
+    actions = _ACTIONS_OF.instances(FreezeAction, [list(versions)])
     return [action for action in actions if versions[action.freeze_id] == action.freeze_version]
 
 

@@ -2,7 +2,7 @@ import datetime
 
 import pytest
 
-from config.sql import Read, fields, placeholders
+from config.sql import Read, fields, in_lists
 from ledger.models import Freeze, FreezeEvent
 from tests.factories import FreezeEventFactory, FreezeFactory
 
@@ -57,16 +57,30 @@ def test_foreign_keys_are_named_by_their_attname():
     assert read.rows([event.pk]) == [{"freeze_id": event.freeze_id, "silent": False}]
 
 
-def test_in_lists_take_the_lengths_of_the_run():
+def test_a_list_parameter_is_tested_with_any_whatever_its_length():
     first, second, third = FreezeFactory(), FreezeFactory(), FreezeFactory()
     read = Read(
-        "SELECT id FROM ledger_freeze WHERE id IN ({ids}) AND id <> %s ORDER BY id", [("id", None)]
+        "SELECT id FROM ledger_freeze WHERE id = ANY(%s) AND id <> %s ORDER BY id", [("id", None)]
     )
-    assert read.values([first.pk, second.pk, third.pk, second.pk], ids=3) == [
-        [first.pk],
-        [third.pk],
-    ]
-    assert read.values([first.pk, 0], ids=1) == [[first.pk]]
+    assert read.values([[first.pk, second.pk, third.pk], second.pk]) == [[first.pk], [third.pk]]
+    assert read.values([[first.pk], 0]) == [[first.pk]]
+    assert read.values([[], 0]) == []
+
+
+def test_lists_are_written_as_in_lists_for_a_backend_without_arrays():
+    sql, params = in_lists(
+        "SELECT 1 WHERE a = %s AND b = ANY(%s) AND c = ANY(%s) AND d = %s",
+        [1, [2, 3], [], 4],
+    )
+    assert sql == "SELECT 1 WHERE a = %s AND b IN (%s, %s) AND c IN () AND d = %s"
+    assert params == [1, 2, 3, 4]
+
+
+def test_a_list_parameter_anywhere_but_in_any_is_refused():
+    with pytest.raises(ValueError, match="goes in = ANY"):
+        in_lists("SELECT 1 WHERE b IN (%s)", [[2, 3]])
+    with pytest.raises(ValueError, match="2 placeholders for 1 parameters"):
+        in_lists("SELECT 1 WHERE a = %s AND b = %s", [1])
 
 
 def test_a_read_of_a_model_gives_its_instances_whole():
@@ -82,9 +96,3 @@ def test_a_read_of_a_model_gives_its_instances_whole():
         True,
     )
     assert read.instances(Freeze, [False, freeze.pk]) == []
-
-
-def test_an_in_list_has_at_least_one_value():
-    assert placeholders(3) == "%s, %s, %s"
-    with pytest.raises(ValueError, match="at least one"):
-        placeholders(0)
