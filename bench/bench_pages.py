@@ -15,7 +15,9 @@ request at a time: its p50 then, and the CPU time the gunicorn workers and Postg
 request (from /proc), which the machine's load moves far less than latencies. The overview is
 cached for a few minutes per set of repositories and filters, so it is measured twice: at fixed
 URLs (mostly cache hits, what a team sees) and with another year-long range on every request
-(never cached). The read API's debt series (GET /api/v1/debt, a year of one repository) is
+(never cached). The server's cache is CACHE_URL's, per-process memory unless it is set
+(the README's deployment sets redis://, shared by the workers; Redis's own CPU is not counted).
+The read API's debt series (GET /api/v1/debt, a year of one repository) is
 measured with the same session.
 
 The target assumes a server with more cores than clients' worth of work in flight: with 10
@@ -611,6 +613,17 @@ def interpreter() -> str:
     return f"Python {platform.python_version()} at {Path(sys.executable).resolve()}"
 
 
+def cache_text() -> str:
+    """The server's cache: CACHE_URL as given (the README's deployment: Redis, shared by the
+    workers), else the production default, each worker's own memory."""
+    url = os.environ.get("CACHE_URL")
+    if not url:
+        return "per-process memory (CACHE_URL unset)"
+    parts = urllib.parse.urlsplit(url)
+    host = f"{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}"  # no password
+    return urllib.parse.urlunsplit(parts._replace(netloc=host, query=""))
+
+
 def image_workers() -> int:
     """The gunicorn workers of the production image's command (the Dockerfile's --workers)."""
     found = re.search(r'"--workers",\s*"(\d+)"', (ROOT / "Dockerfile").read_text())
@@ -667,8 +680,8 @@ def main(argv: list[str] | None = None) -> int:
         cookie = log_in(base)
         print(
             f"gunicorn, production settings, {args.workers} sync workers on "
-            f"{os.cpu_count()} CPUs, {interpreter()}; {args.clients} concurrent clients x "
-            f"{args.rounds} requests per page"
+            f"{os.cpu_count()} CPUs, {interpreter()}; cache {cache_text()}; {args.clients} "
+            f"concurrent clients x {args.rounds} requests per page"
         )
         meter = CpuMeter(server, urllib.parse.urlsplit(database_url).path.lstrip("/"))
         worst = measure(
