@@ -306,6 +306,7 @@ def _totals(condition: str) -> Read:
         f" FROM dashboards_debtsnapshot WHERE day >= %s AND day <= %s{condition}"
         " GROUP BY day ORDER BY day",
         [("day", _DAY), *((name, None) for name in TOTAL_FIELDS)],
+        replan=True,  # a range of days: a year of every repository is best read whole
     )
 
 

@@ -1,6 +1,7 @@
 import datetime
 
 import pytest
+from django.db import connection
 
 from config.sql import Read, fields, in_lists
 from ledger.models import Freeze, FreezeEvent
@@ -79,6 +80,8 @@ def test_lists_are_written_as_in_lists_for_a_backend_without_arrays():
 def test_a_list_parameter_anywhere_but_in_any_is_refused():
     with pytest.raises(ValueError, match="goes in = ANY"):
         in_lists("SELECT 1 WHERE b IN (%s)", [[2, 3]])
+    with pytest.raises(ValueError, match="takes a list, not int"):
+        in_lists("SELECT 1 WHERE b = ANY(%s)", [2])
     with pytest.raises(ValueError, match="2 placeholders for 1 parameters"):
         in_lists("SELECT 1 WHERE a = %s AND b = %s", [1])
 
@@ -96,3 +99,26 @@ def test_a_read_of_a_model_gives_its_instances_whole():
         True,
     )
     assert read.instances(Freeze, [False, freeze.pk]) == []
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements: PostgreSQL")
+def test_a_replanned_read_is_never_prepared_and_others_are():
+    FreezeFactory()
+    kept = Read("SELECT count(*) FROM ledger_freeze WHERE id > %s", [("count", None)])
+    replanned = Read(
+        "SELECT count(*) FROM ledger_freeze WHERE id >= %s", [("count", None)], replan=True
+    )
+    for _ in range(8):
+        assert kept.values([0]) == replanned.values([0]) == [[1]]
+
+    def prepared(text: str) -> bool:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s",
+                [f"%{text}%"],
+            )
+            return cursor.fetchone()[0] > 0
+
+    assert prepared("WHERE id > $1")
+    assert not prepared("WHERE id >= $1")
+    assert connection.connection.prepare_threshold == 5  # as it was
