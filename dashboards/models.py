@@ -93,3 +93,47 @@ class DebtSnapshot(models.Model):
 
     def __str__(self) -> str:
         return f"debt of {self.repository_id} on {self.day}"
+
+
+# The figures a DebtTotal sums (the overview's charts and their CSV exports).
+TOTAL_FIGURES = (
+    "active",
+    "expiring",
+    "expired",
+    "unacknowledged",
+    "skipped",
+    "xfail",
+    "new_skips",
+    "patches",
+    "blocked",
+)
+
+
+class DebtTotal(models.Model):
+    """The sums of one day's snapshots across every repository, kept by the database itself:
+    triggers on DebtSnapshot (migration 0002, for PostgreSQL and SQLite) add and take away each
+    snapshot written, changed or deleted, whatever writes it (the snapshot job, a cascade from
+    a deleted repository, the admin). Days without a snapshot have no row.
+
+    The overview's charts for someone who sees every repository read these: a row per day
+    rather than one per repository and day (PostgreSQL summed a year of 50 repositories in
+    5 ms, and reads a year of these in well under one).
+    """
+
+    day = models.DateField(primary_key=True)
+    snapshots = models.IntegerField(default=0)
+    active = models.BigIntegerField(default=0)
+    expiring = models.BigIntegerField(default=0)
+    expired = models.BigIntegerField(default=0)
+    unacknowledged = models.BigIntegerField(default=0)
+    skipped = models.BigIntegerField(default=0)
+    xfail = models.BigIntegerField(default=0)
+    new_skips = models.BigIntegerField(default=0)
+    patches = models.BigIntegerField(default=0)
+    blocked = models.BigIntegerField(default=0)
+
+    class Meta:
+        ordering = ["day"]
+
+    def __str__(self) -> str:
+        return f"debt of every repository on {self.day}"

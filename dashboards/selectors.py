@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from config.sql import Read, fields
 from dashboards import charts
-from dashboards.models import SNAPSHOT_FIGURES, DebtSnapshot
+from dashboards.models import SNAPSHOT_FIGURES, TOTAL_FIGURES, DebtSnapshot, DebtTotal
 from evidence.models import (
     Patch,
     Report,
@@ -297,21 +297,21 @@ def debt_series(
 
 
 # The figures the overview's charts and their CSV exports sum across repositories.
-TOTAL_FIELDS = (*charts.FREEZE_DEBT_FIELDS, *charts.SKIP_DEBT_FIELDS, "patches", "blocked")
-
-
-def _totals(condition: str) -> Read:
-    return Read(
-        f"SELECT day, {', '.join(f'SUM({name})' for name in TOTAL_FIELDS)}"  # noqa: S608 - our column names
-        f" FROM dashboards_debtsnapshot WHERE day >= %s AND day <= %s{condition}"
-        " GROUP BY day ORDER BY day",
-        [("day", _DAY), *((name, None) for name in TOTAL_FIELDS)],
-        replan=True,  # a range of days: a year of every repository is best read whole
-    )
-
-
-_TOTALS = _totals("")
-_TOTALS_OF = _totals(" AND repository_id = ANY(%s)")
+TOTAL_FIELDS = TOTAL_FIGURES
+# Every repository's: the database keeps their sums a day (DebtTotal).
+_TOTALS = Read(
+    f"SELECT day, {', '.join(TOTAL_FIELDS)} FROM dashboards_debttotal"  # noqa: S608 - our column names
+    " WHERE day >= %s AND day <= %s ORDER BY day",
+    fields(DebtTotal, "day", *TOTAL_FIELDS),
+)
+# Some repositories': their snapshots summed.
+_TOTALS_OF = Read(
+    f"SELECT day, {', '.join(f'SUM({name})' for name in TOTAL_FIELDS)}"  # noqa: S608 - our column names
+    " FROM dashboards_debtsnapshot WHERE day >= %s AND day <= %s AND repository_id = ANY(%s)"
+    " GROUP BY day ORDER BY day",
+    [("day", _DAY), *((name, None) for name in TOTAL_FIELDS)],
+    replan=True,  # a range of days: a year of many repositories is best read whole
+)
 
 
 def debt_totals(
@@ -328,8 +328,9 @@ def debt_totals(
     one row per ISO week, sorted, with ``week`` (its Monday), ``patches``, ``blocked`` and
     ``share`` (percent, None without patches; what ``charts.blocked_share_table`` makes of
     :func:`weekly_from_series`). Weeks cut by the range count only the days inside it. One
-    query, and rows per day rather than per repository and day (and one for the ids of the
-    repositories, unless that is every one).
+    query, of rows per day rather than per repository and day: every repository's sums as the
+    database keeps them (``DebtTotal``), or some repositories' snapshots summed (and then one
+    more query for the ids of those repositories).
     """
     if _every_repository(user, repositories):
         sums = _TOTALS.values([start, end])
