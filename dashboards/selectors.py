@@ -132,6 +132,7 @@ _DAY = DebtSnapshot._meta.get_field("day")
 
 
 def _side(alias: str) -> str:
+    """The day and figures of one side's snapshot (``n``: now, ``t``: 30 days before)."""
     return ", ".join(f"{alias}.{name}" for name in ("day", *_ROW_FIGURES))
 
 
