@@ -432,7 +432,7 @@ def page_urls(targets: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     """Each page's URL maker: a different repository, patch or freeze each time."""
     year_ago = (targets["today"] - datetime.timedelta(days=364)).isoformat()
 
-    ranges = itertools.count()
+    ranges = itertools.count(1)  # from 1: the first range is the cached overview's year
 
     def uncached_year() -> str:
         # Another range on every request, so that the overview's cache never answers, whichever
