@@ -28,7 +28,10 @@ def test_client_side_binding_keeps_one_batch():
     assert operations().bulk_batch_size(["a"] * 7, [object()] * 100_000) == 100_000
 
 
-@pytest.mark.skipif(not ON_POSTGRESQL, reason="the limit is PostgreSQL's wire protocol")
+@pytest.mark.skipif(
+    not ON_POSTGRESQL or connection.settings_dict["OPTIONS"].get("server_side_binding") is not True,
+    reason="the limit is that of PostgreSQL's wire protocol for parameters bound on the server",
+)
 @pytest.mark.django_db
 def test_bulk_update_statements_stay_under_the_limit(monkeypatch):
     # bulk_create passes arrays (UNNEST) on PostgreSQL; bulk_update sends two parameters per row
