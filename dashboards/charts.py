@@ -122,17 +122,13 @@ FREEZE_DEBT_FIELDS = ("active", "expiring", "expired", "unacknowledged")
 
 
 def freeze_debt_table(series: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Freezes per day across the selected repositories: what ``freeze_debt_chart`` draws."""
+    """Freezes per day across the selected repositories: what ``freeze_debt_figure`` draws."""
     return daily_totals(series, FREEZE_DEBT_FIELDS)
 
 
-def freeze_debt_chart(series: list[dict[str, Any]]) -> dict[str, Any]:
-    """Active (expiring included) and expired freezes over time, plus the unacknowledged."""
-    return freeze_debt_figure(freeze_debt_table(series))
-
-
 def freeze_debt_figure(table: list[dict[str, Any]]) -> dict[str, Any]:
-    """:func:`freeze_debt_chart` from its table's rows (or any rows of one date each)."""
+    """Active (expiring included) and expired freezes over time, plus the unacknowledged: the
+    figure of its table's rows (:func:`freeze_debt_table`)."""
     title = "Freeze debt over time"
     if not table:
         return empty_figure(title, xaxis=DATE_AXIS, yaxis_title="freezes")
@@ -162,13 +158,9 @@ def skip_debt_table(series: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return daily_totals(series, SKIP_DEBT_FIELDS)
 
 
-def skip_debt_chart(series: list[dict[str, Any]]) -> dict[str, Any]:
-    """Skipped and xfailed tests in the latest default-branch run, and new skips by patches."""
-    return skip_debt_figure(skip_debt_table(series))
-
-
 def skip_debt_figure(table: list[dict[str, Any]]) -> dict[str, Any]:
-    """:func:`skip_debt_chart` from its table's rows (or any rows of one date each)."""
+    """Skipped and xfailed tests in the latest default-branch run, and new skips by patches:
+    the figure of its table's rows (:func:`skip_debt_table`)."""
     title = "Skip debt over time"
     if not table:
         return empty_figure(title, xaxis=DATE_AXIS, yaxis_title="tests")
@@ -215,10 +207,10 @@ def blocked_share_table(weekly: Iterable[dict[str, Any]]) -> list[dict[str, Any]
     ]
 
 
-def blocked_share_chart(weekly: list[dict[str, Any]]) -> dict[str, Any]:
-    """Share of reported patches that were blocked, per week, across the repositories."""
+def blocked_share_figure(table: list[dict[str, Any]]) -> dict[str, Any]:
+    """Share of reported patches that were blocked, per week, across the repositories: the
+    figure of its table's rows (:func:`blocked_share_table`)."""
     title = "Blocked share of patches per week"
-    table = blocked_share_table(weekly)
     if not any(row["patches"] for row in table):
         return empty_figure(title, xaxis=WEEK_AXIS, yaxis_title="share of patches, %")
     x = [_iso(row["week"]) for row in table]
@@ -250,13 +242,9 @@ def repository_trend_table(series: Iterable[dict[str, Any]]) -> list[dict[str, A
     return daily_totals(series, REPOSITORY_TREND_FIELDS)
 
 
-def repository_trend_chart(series: list[dict[str, Any]]) -> dict[str, Any]:
-    """One repository's freezes and skipped tests (left axis) and freeze-days (right axis)."""
-    return repository_trend_figure(repository_trend_table(series))
-
-
 def repository_trend_figure(table: list[dict[str, Any]]) -> dict[str, Any]:
-    """:func:`repository_trend_chart` from its table's rows."""
+    """One repository's freezes and skipped tests (left axis) and freeze-days (right axis):
+    the figure of its table's rows (:func:`repository_trend_table`)."""
     title = "Debt trend"
     if not table:
         return empty_figure(title, xaxis=DATE_AXIS, yaxis_title="freezes and tests")
@@ -292,13 +280,9 @@ def patch_outcomes_table(series: Iterable[dict[str, Any]]) -> list[dict[str, Any
     return daily_totals(series, ("patches", "passed", "blocked", "earned", "borrowed"))
 
 
-def patch_outcomes_chart(series: list[dict[str, Any]]) -> dict[str, Any]:
-    """Patches reported per day, stacked by verdict."""
-    return patch_outcomes_figure(patch_outcomes_table(series))
-
-
 def patch_outcomes_figure(table: list[dict[str, Any]]) -> dict[str, Any]:
-    """:func:`patch_outcomes_chart` from its table's rows."""
+    """Patches reported per day, stacked by verdict: the figure of its table's rows
+    (:func:`patch_outcomes_table`)."""
     title = "Patches per day by verdict"
     if not any(row["patches"] for row in table):
         return empty_figure(title, xaxis=DATE_AXIS, yaxis_title="patches")

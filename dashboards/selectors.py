@@ -211,13 +211,22 @@ def overview_rows(
     snapshots and its four 30-day sums.
     """
     del start  # the figures are "now" (= end) and "30 days before"
+    return _overview_rows(_visible_rows(user, repositories), end)
+
+
+def _visible_rows(user, repositories: list[str] | None) -> list[dict[str, Any]]:
+    """``pk``, ``slug`` and ``name`` of the visible repositories (of those named), by slug."""
+    return list(_visible(user, repositories).order_by("slug").values("pk", "slug", "name"))
+
+
+def _overview_rows(visible: list[dict[str, Any]], end: datetime.date) -> list[dict[str, Any]]:
+    """:func:`overview_rows` of these repositories (rows of :func:`_visible_rows`)."""
+    if not visible:
+        return []
     before = end - datetime.timedelta(days=CHANGE_WINDOW_DAYS)
     # The earlier side counts only if a snapshot falls within the 30 days to it: an older one
     # would be the same row as "now" for a repository that stopped being snapshotted.
     since = before - datetime.timedelta(days=CHANGE_WINDOW_DAYS - 1)
-    visible = list(_visible(user, repositories).order_by("slug").values("pk", "slug", "name"))
-    if not visible:
-        return []
     ids = [row["pk"] for row in visible]
     found = {
         row["pk"]: row
@@ -297,20 +306,18 @@ def debt_series(
     return [series_row(row) for row in rows]
 
 
-# The figures the overview's charts and their CSV exports sum across repositories.
-TOTAL_FIELDS = TOTAL_FIGURES
 # Every repository's: the database keeps their sums a day (DebtTotal).
 _TOTALS = Read(
-    f"SELECT day, {', '.join(TOTAL_FIELDS)} FROM dashboards_debttotal"  # noqa: S608 - our column names
+    f"SELECT day, {', '.join(TOTAL_FIGURES)} FROM dashboards_debttotal"  # noqa: S608 - our column names
     " WHERE day >= %s AND day <= %s ORDER BY day",
-    fields(DebtTotal, "day", *TOTAL_FIELDS),
+    [("date", DebtTotal._meta.get_field("day")), *fields(DebtTotal, *TOTAL_FIGURES)],
 )
 # Some repositories': their snapshots summed.
 _TOTALS_OF = Read(
-    f"SELECT day, {', '.join(f'SUM({name})' for name in TOTAL_FIELDS)}"  # noqa: S608 - our column names
+    f"SELECT day, {', '.join(f'SUM({name})' for name in TOTAL_FIGURES)}"  # noqa: S608 - our column names
     " FROM dashboards_debtsnapshot WHERE day >= %s AND day <= %s AND repository_id = ANY(%s)"
     " GROUP BY day ORDER BY day",
-    [("day", _DAY), *((name, None) for name in TOTAL_FIELDS)],
+    [("date", _DAY), *((name, None) for name in TOTAL_FIGURES)],
     replan=True,  # a range of days: a year of many repositories is best read whole
 )
 
@@ -325,7 +332,7 @@ def debt_totals(
     """The overview charts' numbers, summed by the database across the visible repositories.
 
     ``daily``: one row per day with a snapshot, sorted, with ``date`` and the sum of each figure
-    of ``TOTAL_FIELDS`` (what ``charts.daily_totals`` makes of :func:`debt_series`). ``weekly``:
+    of ``TOTAL_FIGURES`` (what ``charts.daily_totals`` makes of :func:`debt_series`). ``weekly``:
     one row per ISO week, sorted, with ``week`` (its Monday), ``patches``, ``blocked`` and
     ``share`` (percent, None without patches; what ``charts.blocked_share_table`` makes of
     :func:`weekly_from_series`). Weeks cut by the range count only the days inside it. One
@@ -333,14 +340,36 @@ def debt_totals(
     database keeps them (``DebtTotal``), or some repositories' snapshots summed (and then one
     more query for the ids of those repositories).
     """
-    if _every_repository(user, repositories):
-        sums = _TOTALS.values([start, end])
-    else:
+    ids = None
+    if not _every_repository(user, repositories):
         ids = list(_visible(user, repositories).values_list("pk", flat=True))
-        sums = _TOTALS_OF.values([start, end, ids]) if ids else []
-    daily = [{"date": row[0], **dict(zip(TOTAL_FIELDS, row[1:], strict=True))} for row in sums]
+    return _debt_totals(ids, start, end)
+
+
+def _debt_totals(
+    ids: list[int] | None, start: datetime.date, end: datetime.date
+) -> dict[str, list[dict[str, Any]]]:
+    """:func:`debt_totals` of the repositories of ``ids`` (None: every one)."""
+    if ids is None:
+        daily = _TOTALS.rows([start, end])
+    else:
+        daily = _TOTALS_OF.rows([start, end, ids]) if ids else []
     # The weeks from the days: the same sums, without another pass over the snapshots.
     return {"daily": daily, "weekly": charts.blocked_share_table(weekly_from_series(daily))}
+
+
+def overview(
+    *,
+    user,
+    start: datetime.date,
+    end: datetime.date,
+    repositories: list[str] | None,
+) -> dict[str, list[dict[str, Any]]]:
+    """What the overview page shows, the visible repositories read once: ``rows`` as
+    :func:`overview_rows` gives them, ``daily`` and ``weekly`` as :func:`debt_totals` does."""
+    visible = _visible_rows(user, repositories)
+    ids = None if _every_repository(user, repositories) else [row["pk"] for row in visible]
+    return {"rows": _overview_rows(visible, end), **_debt_totals(ids, start, end)}
 
 
 def week_start(day: datetime.date) -> datetime.date:

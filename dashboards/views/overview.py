@@ -107,13 +107,6 @@ def _repository_options(visible: list[tuple[int, str, str]], filters: Filters) -
     )
 
 
-def _overview_data(request: HttpRequest, filters: Filters) -> dict[str, Any]:
-    """The table's rows, and the charts' numbers summed by the database across repositories
-    (rows per day or week, however many repositories are chosen)."""
-    args = {"user": request.user, **filters.selector_args}
-    return {"rows": selectors.overview_rows(**args), **selectors.debt_totals(**args)}
-
-
 # The overview's figures and charts come from the snapshots, taken once a day, and its table
 # shows each repository's latest owner answer ("acknowledged 2 days ago"). The rendered panels
 # are cached for a few minutes per set of repositories and filters: a new snapshot or answer,
@@ -129,7 +122,9 @@ def _overview_key(filters: Filters, repository_ids: list[int]) -> str:
 
 def _overview_panels(request: HttpRequest, filters: Filters) -> dict[str, Any]:
     """The overview's table and charts, computed from the snapshots."""
-    data = _overview_data(request, filters)
+    # The table's rows, and the charts' numbers summed by the database across repositories
+    # (rows per day or week, however many repositories are chosen).
+    data = selectors.overview(user=request.user, **filters.selector_args)
     # One row per day and per week, already summed: the charts' tables of them, and figures of
     # those tables (the per-repository series would sum to the same rows).
     series, weekly = data["daily"], data["weekly"]
@@ -157,8 +152,8 @@ def _overview_panels(request: HttpRequest, filters: Filters) -> dict[str, Any]:
             ),
             chart_panel(
                 "blocked-share",
-                charts.blocked_share_chart(weekly),
-                charts.blocked_share_table(weekly),
+                charts.blocked_share_figure(weekly),
+                weekly,
                 columns=("patches", "blocked", "share"),
                 csv=csv("blocked-share"),
                 by_week=True,

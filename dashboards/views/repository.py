@@ -146,13 +146,14 @@ def _repository_page(
     if form is None:
         policy = detail["policy"]
         form = PolicyForm(initial=PolicyForm.initial_from(policy, policy["overrides"]))
-    series, weekly = detail["series"], detail["weekly"]
+    series, weekly = detail["series"], charts.blocked_share_table(detail["weekly"])
     query = filters.query(repositories=False)
 
     def csv(name: str) -> str:
         return f"{reverse('dashboards:repository-export', args=[slug, name])}?{query}"
 
-    # One repository's series has a row a day: its charts' tables are those rows.
+    # One repository's series has a row a day: its charts' tables are those rows; its weeks
+    # are summed into the blocked share's table.
     chart_list = [
         chart_panel(
             "trend",
@@ -170,8 +171,8 @@ def _repository_page(
         ),
         chart_panel(
             "blocked-share",
-            charts.blocked_share_chart(weekly),
-            charts.blocked_share_table(weekly),
+            charts.blocked_share_figure(weekly),
+            weekly,
             columns=("patches", "blocked", "share"),
             csv=csv("blocked-share"),
             by_week=True,

@@ -55,7 +55,7 @@ def test_the_freeze_debt_csv_has_the_numbers_the_chart_draws():
         ["2026-11-02", "4", "0", "1", "2"],
         ["2026-11-03", "2", "0", "2", "0"],
     ]
-    chart = charts.freeze_debt_chart(SERIES)
+    chart = charts.freeze_debt_figure(charts.freeze_debt_table(SERIES))
     active = next(t for t in chart["data"] if t["name"] == "Active freezes")
     assert [int(r[1]) for r in rows[1:]] == active["y"]
 

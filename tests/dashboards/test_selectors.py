@@ -7,7 +7,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from dashboards import charts, selectors
-from dashboards.models import DebtSnapshot
+from dashboards.models import TOTAL_FIGURES, DebtSnapshot
 from dashboards.teams import team_create
 from evidence.models import Run, TestResult
 from ledger.models import FreezeAction, FreezeEvent, Policy, PolicyChange
@@ -169,7 +169,7 @@ def crafted(db):
                 day=day(offset),
                 **{
                     name: (offset * (index + 3) + len(name)) % 11
-                    for name in selectors.TOTAL_FIELDS
+                    for name in TOTAL_FIGURES
                     if name not in ("patches", "blocked", "passed")
                 },
                 patches=patches,
@@ -183,7 +183,7 @@ def crafted(db):
 # The Python sums the overview used to make of the per-repository series.
 def python_totals(series):
     return {
-        "daily": charts.daily_totals(series, selectors.TOTAL_FIELDS),
+        "daily": charts.daily_totals(series, TOTAL_FIGURES),
         "weekly": charts.blocked_share_table(selectors.weekly_from_series(series)),
     }
 
@@ -210,22 +210,20 @@ def test_debt_totals_equal_the_python_sums_of_the_series(crafted, staff, start, 
     assert charts.blocked_share_table(weekly) == charts.blocked_share_table(
         selectors.weekly_from_series(series)
     )
-    assert charts.freeze_debt_chart(daily) == charts.freeze_debt_chart(series)
-    assert charts.skip_debt_chart(daily) == charts.skip_debt_chart(series)
-    # The overview draws its figures straight from the daily rows, without summing them again.
-    assert charts.freeze_debt_figure(daily) == charts.freeze_debt_chart(series)
-    assert charts.skip_debt_figure(daily) == charts.skip_debt_chart(series)
-    assert charts.blocked_share_chart(weekly) == charts.blocked_share_chart(
-        selectors.weekly_from_series(series)
-    )
+    # The overview draws its figures straight from the daily and weekly rows, as they come.
+    freeze_table, skip_table = charts.freeze_debt_table(series), charts.skip_debt_table(series)
+    assert charts.freeze_debt_figure(daily) == charts.freeze_debt_figure(freeze_table)
+    assert charts.skip_debt_figure(daily) == charts.skip_debt_figure(skip_table)
+    weeks = charts.blocked_share_table(selectors.weekly_from_series(series))
+    assert charts.blocked_share_figure(weekly) == charts.blocked_share_figure(weeks)
 
 
 def test_debt_totals_types_and_shape(crafted, staff):
     totals = selectors.debt_totals(user=staff, start=day(44), end=END, repositories=None)
     first = totals["daily"][0]
-    assert set(first) == {"date", *selectors.TOTAL_FIELDS}
+    assert set(first) == {"date", *TOTAL_FIGURES}
     assert isinstance(first["date"], datetime.date)
-    assert all(type(first[name]) is int for name in selectors.TOTAL_FIELDS)
+    assert all(type(first[name]) is int for name in TOTAL_FIGURES)
     week = totals["weekly"][0]
     assert set(week) == {"week", "patches", "blocked", "share"}
     assert week["week"] == selectors.week_start(day(44))
@@ -247,6 +245,27 @@ def test_debt_totals_count_only_visible_repositories(crafted, db):
         "daily": [],
         "weekly": [],
     }
+
+
+@pytest.mark.parametrize("repositories", [None, ["beta", "gamma"]])
+def test_the_overview_is_its_rows_and_totals_with_the_repositories_read_once(
+    crafted, staff, repositories, django_assert_num_queries
+):
+    lead = UserFactory(username="lee")
+    team_create(name="Two", slug="two", members=[lead], repositories=crafted[1:])
+    args = {"start": day(44), "end": END, "repositories": repositories}
+    for user in (staff, lead):
+        rows = selectors.overview_rows(user=user, **args)
+        totals = selectors.debt_totals(user=user, **args)
+        every = user.is_staff and not repositories
+        # Two reads of the repositories apart (one when staff read every one), one together.
+        with django_assert_num_queries(3 if every else 4):
+            selectors.overview_rows(user=user, **args)
+            selectors.debt_totals(user=user, **args)
+        with django_assert_num_queries(3):
+            together = selectors.overview(user=user, **args)
+        assert together == {"rows": rows, **totals}
+        assert together["rows"] and together["daily"]
 
 
 # --- repository page ---------------------------------------------------------------------------

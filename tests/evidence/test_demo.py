@@ -103,11 +103,11 @@ def test_the_full_demo_fills_every_chart_over_90_days(db, django_capture_on_comm
     )
     assert {row["date"] for row in series} == {start + dt.timedelta(days=n) for n in range(90)}
     for figure in (
-        charts.freeze_debt_chart(series),
-        charts.skip_debt_chart(series),
-        charts.blocked_share_chart(weekly),
-        charts.repository_trend_chart(series),
-        charts.patch_outcomes_chart(series),
+        charts.freeze_debt_figure(charts.freeze_debt_table(series)),
+        charts.skip_debt_figure(charts.skip_debt_table(series)),
+        charts.blocked_share_figure(charts.blocked_share_table(weekly)),
+        charts.repository_trend_figure(charts.repository_trend_table(series)),
+        charts.patch_outcomes_figure(charts.patch_outcomes_table(series)),
     ):
         assert figure["data"], figure["layout"]["title"]
         for trace in figure["data"]:
