@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .analysis.command import add_analysis_commands
 from .changes import parse_name_status, read_name_status
 from .errors import InputError
 from .evidence import read_evidence
@@ -103,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .remote import add_remote_commands
 
     add_remote_commands(sub)
+    add_analysis_commands(sub)
     return parser
 
 

@@ -27,12 +27,13 @@ DEFAULT_SEVERITIES: dict[str, str] = {
     "environment-drift": WARN,
     "fixture-touched": WARN,
     "base-missing": BLOCK,
-    "untested-caller": WARN,
+    "untested-caller": BLOCK,
     "contract-change": WARN,
     "fixture-lock": BLOCK,
     "co-modified": BLOCK,
     "unlabeled-path": WARN,
     "frozen-symbol": BLOCK,
+    "candidate-only": WARN,
 }
 DEFAULT_FIXTURE_PATHS = ("tests/fixtures/**", "tests/factories/**", "**/conftest.py")
 DEFAULT_LEDGER_PATH = "freeze_ledger.toml"

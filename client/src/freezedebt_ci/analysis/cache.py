@@ -1,0 +1,69 @@
+"""Facts cached by blob id: a blob's bytes never change, so its facts hold for as long as the
+Python version (``ast`` differs between versions) and the facts' own version stay the same."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .facts import FACTS_VERSION, PYTHON, Facts
+
+#: Entries kept at most; those this run did not use go first.
+MAX_ENTRIES = 50_000
+
+
+class FactsCache:
+    """One JSON file per Python and facts version, in the repository's git directory."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.path = folder / f"facts-py{PYTHON}-v{FACTS_VERSION}.json" if folder else None
+        self.entries: dict[str, dict[str, Any]] = {}
+        self.used: set[str] = set()
+        self.added = 0
+        self.loaded = 0
+        if self.path is not None:
+            try:
+                data = json.loads(self.path.read_bytes())
+            except (OSError, ValueError):
+                data = None
+            if isinstance(data, dict) and isinstance(data.get("facts"), dict):
+                self.entries = data["facts"]
+                self.loaded = len(self.entries)
+
+    def get(self, oid: str, *, with_digests: bool) -> Facts | None:
+        entry = self.entries.get(oid)
+        if entry is None or (with_digests and not entry.get("d")):
+            return None
+        try:
+            facts = Facts.from_json(entry["f"])
+        except (KeyError, TypeError, ValueError):
+            return None
+        self.used.add(oid)
+        return facts
+
+    def put(self, oid: str, facts: Facts, *, with_digests: bool) -> None:
+        self.entries[oid] = {"d": with_digests, "f": facts.to_json()}
+        self.used.add(oid)
+        self.added += 1
+
+    def save(self) -> None:
+        """Written whole to a temporary file and renamed over the old one, so a reader never
+        sees half a cache; a cache that cannot be written is simply not kept."""
+        if self.path is None or not self.added:
+            return
+        keep = self.entries
+        if len(keep) > MAX_ENTRIES:
+            unused = [k for k in keep if k not in self.used]
+            for key in unused[: len(keep) - MAX_ENTRIES]:
+                del keep[key]
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".facts-")
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                json.dump({"facts": keep}, out, separators=(",", ":"))
+            os.replace(tmp, self.path)
+        except OSError:
+            return

@@ -1,0 +1,458 @@
+"""What one Python file says about itself, read with ``ast`` only (the code is never imported or
+run): its definitions with their signatures and digests, its imports, and the names each
+definition uses. Facts are plain data, so they can be cached by blob id."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import sys
+import warnings
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+#: Bumped whenever the facts below change meaning, so cached facts of older versions are unused.
+FACTS_VERSION = 2
+PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
+
+#: Calls whose first argument names a target by a dotted string (``mock.patch("a.b.c")``).
+_PATCHERS = frozenset(("patch", "setattr", "delattr", "patch.object", "object"))
+#: Base classes whose class-level fields are a serialized shape even without a decorator.
+_SHAPED_BASES = frozenset(
+    ("TypedDict", "NamedTuple", "Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "BaseModel")
+)
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.blake2b("\0".join(parts).encode(), digest_size=10).hexdigest()
+
+
+def _dump(node: ast.AST | list[Any] | None) -> str:
+    if node is None:
+        return ""
+    if isinstance(node, list):
+        return "[" + ",".join(_dump(n) for n in node) + "]"
+    return ast.dump(node, include_attributes=False)
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
+
+
+def _without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
+    return body[1:] if body and _is_docstring(body[0]) else body
+
+
+def _strip_docstrings(node: ast.AST) -> ast.AST:
+    """A copy of ``node`` without any docstring, for the "docstring only" comparison."""
+    import copy
+
+    clone = copy.deepcopy(node)
+    for sub in ast.walk(clone):
+        if isinstance(sub, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            sub.body = _without_docstring(sub.body) or [ast.Pass()]
+    return clone
+
+
+def dotted(node: ast.AST) -> str | None:
+    """``a.b.c`` for a chain of attributes on a name; ``.b.c`` when the chain starts elsewhere
+    (a call's result, a subscript); ``None`` for anything else."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    elif parts:
+        parts.append("")
+    else:
+        return None
+    return ".".join(reversed(parts))
+
+
+@dataclass(slots=True)
+class Symbol:
+    """A function, method or class. ``digest`` covers the whole definition (for a class, its
+    own statements, not its methods'); ``signature`` its parameters, defaults, annotations
+    and decorators; ``untyped`` the same without annotations; ``shape`` a class's fields."""
+
+    qualname: str
+    kind: str
+    first: int
+    last: int
+    body_first: int
+    signature: str = ""
+    untyped: str = ""
+    digest: str = ""
+    nodoc: str = ""
+    shape: str = ""
+    calls: list[str] = field(default_factory=list)
+    uses: list[str] = field(default_factory=list)
+    words: list[str] = field(default_factory=list)
+    targets: list[str] = field(default_factory=list)
+    params: list[str] = field(default_factory=list)
+    decorators: list[str] = field(default_factory=list)
+    fixture: str | None = None
+    autouse: bool = False
+    usefixtures: list[str] = field(default_factory=list)
+
+    def names(self) -> set[str]:
+        """Every identifier the definition mentions (each part of each chain, keywords, the
+        parts of patched targets)."""
+        out: set[str] = set(self.words)
+        for chain in (*self.calls, *self.uses):
+            out.update(p for p in chain.split(".") if p)
+        return out
+
+
+@dataclass(slots=True)
+class Import:
+    """``local`` is bound to ``module`` (``level`` dots of relative import), or to ``name``
+    inside it for ``from … import``."""
+
+    local: str
+    level: int
+    module: str
+    name: str | None = None
+
+
+@dataclass(slots=True)
+class Facts:
+    """The facts of one file. ``error`` is set when it could not be read as Python."""
+
+    error: str | None = None
+    digest: str = ""
+    nodoc: str = ""
+    toplevel: str = ""
+    imports_ordered: str = ""
+    imports_set: str = ""
+    all: list[str] | None = None
+    imports: list[Import] = field(default_factory=list)
+    star: list[tuple[int, str]] = field(default_factory=list)
+    symbols: dict[str, Symbol] = field(default_factory=dict)
+    module: Symbol | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Facts:
+        module = data.get("module")
+        return cls(
+            error=data["error"],
+            digest=data["digest"],
+            nodoc=data["nodoc"],
+            toplevel=data["toplevel"],
+            imports_ordered=data["imports_ordered"],
+            imports_set=data["imports_set"],
+            all=data["all"],
+            imports=[Import(**i) for i in data["imports"]],
+            star=[(int(level), str(name)) for level, name in data["star"]],
+            symbols={k: Symbol(**v) for k, v in data["symbols"].items()},
+            module=Symbol(**module) if module else None,
+        )
+
+
+class _Uses(ast.NodeVisitor):
+    """Collects the chains a body calls and uses, keyword names and patched targets. Nested
+    function and class definitions count as part of the enclosing symbol."""
+
+    def __init__(self) -> None:
+        self.calls: set[str] = set()
+        self.uses: set[str] = set()
+        self.words: set[str] = set()
+        self.targets: set[str] = set()
+
+    def visit_Call(self, node: ast.Call) -> None:
+        chain = dotted(node.func)
+        if chain is not None:
+            self.calls.add(chain)
+            self._patched(chain, node)
+            if chain.startswith("."):
+                self._visit_root(node.func)
+        else:
+            self.visit(node.func)
+        for keyword in node.keywords:
+            if keyword.arg:
+                self.words.add(keyword.arg)
+        for arg in node.args:
+            self.visit(arg)
+        for keyword in node.keywords:
+            self.visit(keyword.value)
+
+    def _patched(self, chain: str, node: ast.Call) -> None:
+        last = chain.rsplit(".", 1)[-1]
+        tail2 = ".".join(chain.split(".")[-2:])
+        if last not in _PATCHERS and tail2 not in _PATCHERS and last != "getattr":
+            return
+        strings = [
+            a.value
+            for a in node.args[:2]
+            if isinstance(a, ast.Constant) and isinstance(a.value, str)
+        ]
+        for text in strings:
+            if last == "getattr" or tail2 == "patch.object" or "." not in text:
+                if text.isidentifier():
+                    self.words.add(text)
+                continue
+            self.targets.add(text)
+            self.words.update(p for p in text.split(".") if p.isidentifier())
+
+    def _visit_root(self, node: ast.AST) -> None:
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        self.visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        chain = dotted(node)
+        if chain is None:  # pragma: no cover - an Attribute always gives a chain
+            return
+        self.uses.add(chain)
+        if chain.startswith("."):
+            self._visit_root(node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        self.uses.add(node.id)
+
+
+def _decorator_name(node: ast.expr) -> str:
+    target = node.func if isinstance(node, ast.Call) else node
+    return dotted(target) or ""
+
+
+def _fixture_of(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str | None, bool]:
+    """The fixture name a definition declares (``@pytest.fixture``), and whether it is autouse."""
+    for deco in node.decorator_list:
+        name = _decorator_name(deco)
+        if name.rsplit(".", 1)[-1] not in ("fixture", "yield_fixture"):
+            continue
+        fixture, autouse = node.name, False
+        if isinstance(deco, ast.Call):
+            for keyword in deco.keywords:
+                value = keyword.value
+                if keyword.arg == "name" and isinstance(value, ast.Constant):
+                    fixture = str(value.value)
+                if keyword.arg == "autouse" and isinstance(value, ast.Constant):
+                    autouse = bool(value.value)
+        return fixture, autouse
+    return None, False
+
+
+def _usefixtures(decorators: Iterable[ast.expr]) -> list[str]:
+    names: list[str] = []
+    for deco in decorators:
+        if isinstance(deco, ast.Call) and _decorator_name(deco).endswith("usefixtures"):
+            names.extend(
+                a.value
+                for a in deco.args
+                if isinstance(a, ast.Constant) and isinstance(a.value, str)
+            )
+    return names
+
+
+def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, str]:
+    args = node.args
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+    if args.vararg:
+        every.append(args.vararg)
+    if args.kwarg:
+        every.append(args.kwarg)
+    kind = "async" if isinstance(node, ast.AsyncFunctionDef) else "def"
+    decorators = _dump(node.decorator_list)
+    typed = _digest(kind, _dump(args), _dump(node.returns), decorators)
+    saved = [a.annotation for a in every]
+    for a in every:
+        a.annotation = None
+    untyped = _digest(kind, _dump(args), decorators)
+    for a, annotation in zip(every, saved, strict=True):
+        a.annotation = annotation
+    return typed, untyped
+
+
+def _params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    args = node.args
+    return [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+
+
+def _shaped(node: ast.ClassDef) -> bool:
+    if any(
+        _decorator_name(d).rsplit(".", 1)[-1] in ("dataclass", "define", "attrs", "frozen")
+        for d in node.decorator_list
+    ):
+        return True
+    return any((dotted(b) or "").rsplit(".", 1)[-1] in _SHAPED_BASES for b in node.bases)
+
+
+class _Extractor:
+    def __init__(self, with_digests: bool) -> None:
+        self.with_digests = with_digests
+        self.symbols: dict[str, Symbol] = {}
+
+    def uses_of(self, nodes: Iterable[ast.AST], symbol: Symbol) -> None:
+        visitor = _Uses()
+        for node in nodes:
+            visitor.visit(node)
+        symbol.calls = sorted(visitor.calls)
+        symbol.uses = sorted(visitor.uses - visitor.calls)
+        symbol.words = sorted(visitor.words)
+        symbol.targets = sorted(visitor.targets)
+
+    def function(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef, prefix: str, in_class: bool
+    ) -> None:
+        qualname = prefix + node.name
+        body = node.body
+        symbol = Symbol(
+            qualname,
+            "method" if in_class else "function",
+            min([node.lineno, *(d.lineno for d in node.decorator_list)]),
+            node.end_lineno or node.lineno,
+            (_without_docstring(body) or body)[0].lineno,
+        )
+        if self.with_digests:
+            symbol.signature, symbol.untyped = _signature(node)
+            symbol.digest = _digest(_dump(node))
+            symbol.nodoc = _digest(_dump(_strip_docstrings(node)))
+        self.uses_of([*node.decorator_list, node.args, *body], symbol)
+        symbol.params = _params(node)
+        symbol.decorators = [_decorator_name(d) for d in node.decorator_list]
+        symbol.fixture, symbol.autouse = _fixture_of(node)
+        symbol.usefixtures = _usefixtures(node.decorator_list)
+        self.symbols[qualname] = symbol
+
+    def klass(self, node: ast.ClassDef, prefix: str) -> None:
+        qualname = prefix + node.name
+        own = [
+            s
+            for s in node.body
+            if not isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        ]
+        symbol = Symbol(
+            qualname,
+            "class",
+            min([node.lineno, *(d.lineno for d in node.decorator_list)]),
+            node.end_lineno or node.lineno,
+            node.body[0].lineno,
+        )
+        if self.with_digests:
+            head = _dump([*node.bases, *node.keywords]) + _dump(node.decorator_list)
+            symbol.signature = symbol.untyped = _digest(head)
+            fields = [s for s in _without_docstring(own) if not isinstance(s, ast.Pass)]
+            symbol.shape = _digest(_dump(fields)) if _shaped(node) else ""
+            symbol.digest = _digest(head, _dump(own))
+            symbol.nodoc = _digest(head, _dump(_without_docstring(own)))
+        self.uses_of([*node.decorator_list, *node.bases, *node.keywords, *own], symbol)
+        symbol.decorators = [_decorator_name(d) for d in node.decorator_list]
+        symbol.usefixtures = _usefixtures(node.decorator_list)
+        self.symbols[qualname] = symbol
+        for stmt in node.body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+                self.function(stmt, qualname + ".", in_class=True)
+            elif isinstance(stmt, ast.ClassDef):
+                self.klass(stmt, qualname + ".")
+
+
+def _imports(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import of the module, at any depth (imports inside functions bind names there,
+    which is still how that code reaches another module)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+
+
+def _assigns_all(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, ast.Assign):
+        targets = stmt.targets
+    elif isinstance(stmt, ast.AnnAssign | ast.AugAssign):
+        targets = [stmt.target]
+    else:
+        return False
+    return any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets)
+
+
+def _all_names(tree: ast.Module) -> list[str] | None:
+    for stmt in tree.body:
+        targets: list[ast.expr] = []
+        if isinstance(stmt, ast.Assign):
+            targets = stmt.targets
+        elif isinstance(stmt, ast.AnnAssign | ast.AugAssign):
+            targets = [stmt.target]
+        value = getattr(stmt, "value", None)
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and isinstance(
+            value, ast.List | ast.Tuple
+        ):
+            return sorted(
+                e.value
+                for e in value.elts
+                if isinstance(e, ast.Constant) and isinstance(e.value, str)
+            )
+    return None
+
+
+def extract(source: bytes, *, with_digests: bool = True) -> Facts:
+    """The facts of one file's bytes. Never raises for bad input: a file that is not UTF-8 or
+    not valid Python gives facts with ``error`` set."""
+    try:
+        text = source.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return Facts(error=f"not UTF-8 ({exc.reason} at byte {exc.start})")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences in old code
+            tree = ast.parse(text)
+    except SyntaxError as exc:
+        return Facts(error=f"syntax error at line {exc.lineno}: {exc.msg}")
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return Facts(error=f"cannot be parsed ({type(exc).__name__})")
+
+    facts = Facts()
+    extractor = _Extractor(with_digests)
+    top_imports: list[ast.stmt] = []
+    toplevel: list[ast.stmt] = []
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            extractor.function(stmt, "", in_class=False)
+        elif isinstance(stmt, ast.ClassDef):
+            extractor.klass(stmt, "")
+        elif isinstance(stmt, ast.Import | ast.ImportFrom):
+            top_imports.append(stmt)
+        elif not _assigns_all(stmt):  # __all__ is compared on its own, as the interface
+            toplevel.append(stmt)
+    facts.symbols = extractor.symbols
+
+    for node in _imports(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                local = alias.asname or alias.name.split(".")[0]
+                target = alias.name if alias.asname else alias.name.split(".")[0]
+                facts.imports.append(Import(local, 0, target))
+                if not alias.asname and "." in alias.name:
+                    facts.imports.append(Import("", 0, alias.name))  # the module, for the graph
+        else:
+            for alias in node.names:
+                if alias.name == "*":
+                    facts.star.append((node.level, node.module or ""))
+                else:
+                    facts.imports.append(
+                        Import(
+                            alias.asname or alias.name, node.level, node.module or "", alias.name
+                        )
+                    )
+    facts.all = _all_names(tree)
+
+    module = Symbol("<module>", "module", 1, len(text.splitlines()) or 1, 1)
+    extractor.uses_of(toplevel, module)
+    facts.module = module
+    if with_digests:
+        facts.digest = _digest(_dump(tree))
+        facts.nodoc = _digest(_dump(_strip_docstrings(tree)))
+        facts.toplevel = _digest(_dump(_without_docstring(toplevel)))
+        dumps = [_dump(s) for s in top_imports]
+        facts.imports_ordered = _digest(*dumps)
+        facts.imports_set = _digest(*sorted(dumps))
+    return facts
