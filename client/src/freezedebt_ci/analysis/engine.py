@@ -8,6 +8,7 @@ name defined once, matched by an attribute name only, or seen executing (coverag
 from __future__ import annotations
 
 import datetime as dt
+import re
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -194,6 +195,7 @@ class Index:
         self.parsed: set[str] = set()
         self.searched: set[str] = set()
         self.definers: dict[str, set[str]] = defaultdict(set)
+        self.aliases: dict[str, set[str]] = defaultdict(set)
         self.unresolved = 0
         # Packages and star imports re-export names they do not spell: always read them.
         always = [m for m in modules.values() if m.package]
@@ -207,23 +209,44 @@ class Index:
             return
         module.facts = self.reader.facts_of(module.oid)
         self.parsed.add(module.name)
+        if module.facts.error:
+            self.reader.parse_errors.setdefault(module.path, module.facts.error)
         for qualname in module.facts.symbols:
             self.definers[qualname.rsplit(".", 1)[-1]].add(key(module.name, qualname))
 
     def ensure(self, names: Iterable[str]) -> None:
-        new = [n for n in set(names) if n and n not in self.searched]
-        if not new:
-            return
-        self.searched.update(new)
-        needles = [n.encode() for n in new]
-        for module in self.modules.values():
-            if module.name in self.parsed:
-                continue
-            data = self.reader.bytes.get(module.oid)
-            if data is None:
-                continue
-            if any(n in data for n in needles):
-                self._parse(module)
+        """Parse every module that spells one of ``names``, and then every module that spells
+        a name one of them is imported as (``from .pricing import price_of as price``)."""
+        new = {n for n in names if n and n not in self.searched}
+        for _round in range(8):
+            if not new:
+                return
+            self.searched |= new
+            needle = _words(new)
+            for module in self.modules.values():
+                if module.name not in self.parsed and needle.search(
+                    self.reader.bytes.get(module.oid, b"")
+                ):
+                    self._parse(module)
+            more: set[str] = set()
+            for name in self.parsed:
+                facts = self.modules[name].facts
+                for imp in facts.imports if facts else ():
+                    if imp.name in self.searched and imp.local and imp.local != imp.name:
+                        self.aliases[imp.name].add(imp.local)
+                        more.add(imp.local)
+            new = more - self.searched
+
+    def spellings(self, names: Iterable[str]) -> set[str]:
+        """The names and every name they are imported as, transitively."""
+        out = set(names)
+        todo = list(out)
+        while todo:
+            for alias in self.aliases.get(todo.pop(), ()):
+                if alias not in out:
+                    out.add(alias)
+                    todo.append(alias)
+        return out
 
     # -- resolution --------------------------------------------------------------------------
 
@@ -314,12 +337,14 @@ class Index:
     def references(self, wanted: set[str]) -> dict[str, dict[str, str]]:
         """For each wanted target (``module:qualname``), the production symbols that refer to
         it with the strongest evidence found: ``{target: {caller: evidence}}``."""
-        names = {w.split(":", 1)[1].rsplit(".", 1)[-1] for w in wanted}
-        names |= {w.split(":", 1)[0].rsplit(".", 1)[-1] for w in wanted}
-        self.ensure(names)
         by_name: dict[str, set[str]] = defaultdict(set)
         for w in wanted:
-            by_name[w.split(":", 1)[1].rsplit(".", 1)[-1]].add(w)
+            parts = w.split(":", 1)[1].split(".")
+            by_name[parts[-1]].add(w)
+            if parts[-1] == "__init__" and len(parts) > 1:
+                by_name[parts[-2]].add(w)  # a call of the class runs its __init__
+        self.ensure({*by_name, *(w.split(":", 1)[0].rsplit(".", 1)[-1] for w in wanted)})
+        spelled = self.spellings(by_name)
         found: dict[str, dict[str, str]] = defaultdict(dict)
         rank = (IMPORT, SELF, UNIQUE, NAME)
         for name in sorted(self.parsed):
@@ -329,12 +354,19 @@ class Index:
             symbols: list[Symbol] = list(facts.symbols.values())
             if facts.module is not None:
                 symbols.append(facts.module)
+            # local names bound to a wanted name under another name (``import f as g``)
+            aliased = {
+                local
+                for local, target in self.bindings(module).items()
+                if target.rsplit(".", 1)[-1] in spelled
+            }
             for symbol in symbols:
                 caller = key(name, symbol.qualname)
                 owner = _owner(symbol, facts)
                 for chains, called in ((symbol.calls, True), (symbol.uses, False)):
                     for chain in chains:
-                        if not any(p in by_name for p in chain.split(".")):
+                        parts = chain.split(".")
+                        if parts[0] not in aliased and not any(p in spelled for p in parts):
                             continue
                         hit = self.resolve(module, chain, owner, called)
                         if hit is None:
@@ -376,6 +408,15 @@ class Index:
         return out
 
 
+def _words(names: Iterable[str]) -> re.Pattern[bytes]:
+    """A search for any of ``names`` as a whole word: a file that does not spell a name cannot
+    refer to it (``getattr`` with a computed string aside), so it need not be parsed."""
+    alternatives = b"|".join(
+        re.escape(n.encode()) for n in sorted(set(names), key=len, reverse=True)
+    )
+    return re.compile(rb"(?<![\w])(?:" + alternatives + rb")(?![\w])")
+
+
 def _owner(symbol: Symbol, facts: Facts) -> str | None:
     """The class a method belongs to (for ``self.x``)."""
     if symbol.kind != "method":
@@ -393,6 +434,28 @@ class TestFile:
     facts: Facts
     tops: set[str]
     relative: bool
+    aliases: dict[str, str]
+    support: list[TestFile] | None = None
+
+
+@dataclass(slots=True)
+class Closure:
+    """What a test reaches: the names it and its fixtures and helpers mention, and the files
+    those live in."""
+
+    names: set[str]
+    files: list[TestFile]
+
+    def imports(self, module: str, qualname: str) -> bool:
+        """Whether one of the files imports ``module`` (or the symbol), or patches it by name."""
+        dotted_path = f"{module}.{qualname}"
+        for tf in self.files:
+            if _imports_module(tf, module):
+                return True
+            for symbol in tf.facts.symbols.values():
+                if any(t == dotted_path or t.startswith(module + ".") for t in symbol.targets):
+                    return True
+        return False
 
 
 def _strip_params(nodeid: str) -> str:
@@ -408,7 +471,7 @@ class Tests:
         self.layout = layout
         self.files: dict[str, TestFile] = {}
         self.searched: set[str] = set()
-        self.closures: dict[str, set[str]] = {}
+        self.closures: dict[str, Closure] = {}
         reader.load(e.oid for e in files.values())
         for path in files:
             if PurePosixPath(path).name == "conftest.py":
@@ -422,38 +485,66 @@ class Tests:
             self.reader.parse_errors[path] = facts.error
         tops: set[str] = set()
         relative = False
+        aliases: dict[str, str] = {}
         for imp in facts.imports:
             if imp.level:
                 relative = True
             elif imp.module:
                 tops.add(imp.module.split(".")[0])
+            if imp.name and imp.local != imp.name:
+                aliases[imp.local] = imp.name
         for symbol in [*facts.symbols.values(), *([facts.module] if facts.module else [])]:
             tops.update(t.split(".")[0] for t in symbol.targets)
-        self.files[path] = TestFile(path, facts, tops, relative)
+        self.files[path] = TestFile(path, facts, tops, relative, aliases)
+
+    def _support(self, tf: TestFile) -> list[TestFile]:
+        """Test-support modules a test file imports (``from helpers import build``): files of
+        the test tree found beside it, above it, or at the root."""
+        if tf.support is not None:
+            return tf.support
+        tf.support = []
+        folder = PurePosixPath(tf.path).parent
+        folders = [folder, *folder.parents]
+        for imp in tf.facts.imports:
+            base = folders[imp.level - 1] if 0 < imp.level <= len(folders) else None
+            names = [imp.module] if imp.module else []
+            if imp.name:
+                names.append(f"{imp.module}.{imp.name}".strip("."))
+            for dotted_name in names:
+                rel = dotted_name.replace(".", "/")
+                places = [base] if base is not None else folders
+                for place in places:
+                    for candidate in (f"{place}/{rel}.py", f"{place}/{rel}/__init__.py"):
+                        candidate = candidate.removeprefix("./")
+                        if candidate in self.entries and candidate != tf.path:
+                            self._parse(candidate)
+                            tf.support.append(self.files[candidate])
+        return tf.support
 
     def ensure(self, names: Iterable[str]) -> None:
-        new = [n for n in set(names) if n and n not in self.searched]
-        if not new:
-            return
-        self.searched.update(new)
-        # a conftest fixture that names one of them makes its own name worth searching for
-        fixtures = set()
-        for conf in [f for f in self.files.values() if f.path.endswith("conftest.py")]:
-            for symbol in conf.facts.symbols.values():
-                if symbol.fixture and symbol.names() & set(new):
-                    fixtures.add(symbol.fixture)
-                    if symbol.autouse:
-                        folder = str(PurePosixPath(conf.path).parent)
+        """Parse every test-tree file that could reach one of ``names``: those that spell it,
+        then, in turn, those that spell a fixture or helper that reaches it."""
+        new = {n for n in names if n and n not in self.searched}
+        for _round in range(8):
+            if not new:
+                break
+            self.searched |= new
+            needle = _words(new)
+            for path, entry in self.entries.items():
+                if path not in self.files and needle.search(self.reader.bytes.get(entry.oid, b"")):
+                    self._parse(path)
+            more: set[str] = set()
+            for tf in list(self.files.values()):
+                for qualname, symbol in tf.facts.symbols.items():
+                    if symbol.kind == "class" or not symbol.names() & self.searched:
+                        continue
+                    if symbol.autouse:  # reaches every test below its file's folder
+                        folder = str(PurePosixPath(tf.path).parent)
                         for path in self.entries:
                             if folder == "." or path.startswith(folder + "/"):
                                 self._parse(path)
-        needles = [n.encode() for n in (*new, *fixtures)]
-        for path, entry in self.entries.items():
-            if path in self.files:
-                continue
-            data = self.reader.bytes.get(entry.oid, b"")
-            if any(n in data for n in needles):
-                self._parse(path)
+                    more.add(symbol.fixture or qualname.rsplit(".", 1)[-1])
+            new = more - self.searched
         self.closures.clear()
 
     def tests(self) -> dict[str, tuple[TestFile, Symbol, str | None]]:
@@ -499,13 +590,16 @@ class Tests:
                 return found
             folder = folder.parent
 
-    def closure(self, nodeid: str, tf: TestFile, symbol: Symbol, owner: str | None) -> set[str]:
-        """The names a test reaches: its own, its class's, its fixtures' and helpers' (in its
-        file and its conftests), transitively."""
+    def closure(self, nodeid: str, tf: TestFile, symbol: Symbol, owner: str | None) -> Closure:
+        """What a test reaches: its own names, its class's, its fixtures' (its file's, then
+        each conftest's above it, autouse ones included) and its helpers' (in its file and in
+        test-support modules it imports), transitively; an imported alias stands for the
+        name it aliases."""
         cached = self.closures.get(nodeid)
         if cached is not None:
             return cached
         names: set[str] = set()
+        files: dict[str, TestFile] = {}
         seen: set[tuple[str, str]] = set()
         todo: list[tuple[TestFile, Symbol]] = [(tf, symbol), *self._autouse(tf)]
         if owner:
@@ -514,9 +608,7 @@ class Tests:
                 todo.append((tf, klass))
             for qualname, other in tf.facts.symbols.items():
                 tail = qualname.rsplit(".", 1)[-1]
-                if qualname.startswith(owner + ".") and (
-                    other.fixture or tail in ("setUp", "setup_method", "setUpClass", "setup_class")
-                ):
+                if qualname.startswith(owner + ".") and (other.fixture or tail in _SETUPS):
                     todo.append((tf, other))
         while todo:
             file, sym = todo.pop()
@@ -524,16 +616,27 @@ class Tests:
             if mark in seen:
                 continue
             seen.add(mark)
+            files[file.path] = file
             mentioned = sym.names()
             names |= mentioned
+            names.update(file.aliases[n] for n in mentioned if n in file.aliases)
             for param in (*sym.params, *sym.usefixtures):
                 todo.extend(self._fixture(file, param))
+            support = self._support(file)
             for name in mentioned:
                 helper = file.facts.symbols.get(name)
                 if helper is not None and helper is not sym:
                     todo.append((file, helper))
-        self.closures[nodeid] = names
-        return names
+                for helper_file in support:
+                    found = helper_file.facts.symbols.get(file.aliases.get(name, name))
+                    if found is not None:
+                        todo.append((helper_file, found))
+        closure = Closure(names, list(files.values()))
+        self.closures[nodeid] = closure
+        return closure
+
+
+_SETUPS = frozenset(("setUp", "setup_method", "setUpClass", "setup_class"))
 
 
 # -- the analysis --------------------------------------------------------------------------------
@@ -774,7 +877,8 @@ class Analysis:
         }
         self.tests = Tests(test_entries, self.reader, self.layout)
         interest = set(self.changed) | callers
-        self.tests.ensure(k.split(":", 1)[1].split(".")[-1] for k in interest)
+        lasts = {k.split(":", 1)[1].split(".")[-1] for k in interest}
+        self.tests.ensure(self.index.spellings(lasts))
         self.tests.ensure(k.split(":", 1)[1].split(".")[0] for k in interest)
         self.every_test = self.tests.tests()
         self.reach: _Reach | None = None
@@ -786,37 +890,35 @@ class Analysis:
         self._tested: dict[str, dict[str, str]] = {}
 
     def tests_of(self, target: str) -> dict[str, str]:
-        """The tests that name ``module:qualname``, with their evidence. A method needs its
-        class named too, unless no other definition has its name; a test only counts when its
-        file (or a conftest above it) imports the symbol's top package."""
+        """The tests that name ``module:qualname``, with their evidence. A test counts when it
+        (with its fixtures and helpers) names the symbol and imports its top package; a method
+        needs its class named too, and a name that several definitions share needs the
+        symbol's module imported (``import``), else a name defined once is enough
+        (``unique-name``)."""
         if target in self._tested:
             return self._tested[target]
         module, _, qualname = target.partition(":")
         found: dict[str, str] = {}
-        if qualname == "<module>":
-            found = {
-                t: IMPORT
-                for t, (tf, _s, _o) in self.every_test.items()
-                if _imports_module(tf, module)
-            }
-            self._tested[target] = found
-            return found
         parts = qualname.split(".")
         last = parts[-1]
         owner = parts[-2] if len(parts) > 1 else None
         top = module.split(".")[0]
         unique = len(self.index.definers.get(last, ())) <= 1
-        dotted_path = f"{module}.{qualname}"
+        spelled = self.index.spellings([last])  # re-exported under other names too
         for nodeid, (tf, symbol, klass) in self.every_test.items():
-            if not (top in tf.tops or tf.relative):
+            closure = self.tests.closure(nodeid, tf, symbol, klass)
+            if qualname == "<module>":
+                if closure.imports(module, ""):
+                    found[nodeid] = IMPORT
                 continue
-            names = self.tests.closure(nodeid, tf, symbol, klass)
-            if last not in names or (owner and owner not in names and not unique):
+            if not spelled & closure.names or (owner and owner not in closure.names and not unique):
                 continue
-            targeted = any(
-                t == dotted_path or t.startswith(dotted_path + ".") for t in symbol.targets
-            )
-            found[nodeid] = IMPORT if targeted or unique else NAME
+            if not any(top in f.tops or f.relative for f in closure.files):
+                continue
+            imported = closure.imports(module, qualname)
+            if not unique and not imported:
+                continue  # another definition of that name is the likelier one
+            found[nodeid] = IMPORT if imported else UNIQUE
         if self.reach is not None:
             for nodeid in self.reach.tests_of(self.modules.get(module), qualname):
                 found.setdefault(nodeid, COVERAGE)
@@ -980,7 +1082,7 @@ class Analysis:
 
         data = self._governance_file("oracle_map", settings.oracle_map)
         features = (
-            parse_oracle_map(data, source=f"{settings.oracle_map} (base)")
+            parse_oracle_map(data, source=f"{settings.oracle_map} (base)", path=settings.oracle_map)
             if data is not None
             else None
         )

@@ -8,12 +8,12 @@ import ast
 import hashlib
 import sys
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 #: Bumped whenever the facts below change meaning, so cached facts of older versions are unused.
-FACTS_VERSION = 2
+FACTS_VERSION = 3
 PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 #: Calls whose first argument names a target by a dotted string (``mock.patch("a.b.c")``).
@@ -48,15 +48,12 @@ def _without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
     return body[1:] if body and _is_docstring(body[0]) else body
 
 
-def _strip_docstrings(node: ast.AST) -> ast.AST:
-    """A copy of ``node`` without any docstring, for the "docstring only" comparison."""
-    import copy
-
-    clone = copy.deepcopy(node)
-    for sub in ast.walk(clone):
-        if isinstance(sub, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            sub.body = _without_docstring(sub.body) or [ast.Pass()]
-    return clone
+def _strip_docstrings(tree: ast.AST) -> None:
+    """Drop every docstring in place (for the "docstrings only" comparison, after the full
+    digests were taken)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            node.body = _without_docstring(node.body) or [ast.Pass()]
 
 
 def dotted(node: ast.AST) -> str | None:
@@ -167,6 +164,16 @@ class _Uses(ast.NodeVisitor):
         self.uses: set[str] = set()
         self.words: set[str] = set()
         self.targets: set[str] = set()
+        self.imports: list[ast.Import | ast.ImportFrom] = []
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        return None  # nothing to collect; NodeVisitor's default here is a slow compatibility shim
+
+    def visit_Import(self, node: ast.Import) -> None:
+        self.imports.append(node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        self.imports.append(node)
 
     def visit_Call(self, node: ast.Call) -> None:
         chain = dotted(node.func)
@@ -292,6 +299,17 @@ class _Extractor:
     def __init__(self, with_digests: bool) -> None:
         self.with_digests = with_digests
         self.symbols: dict[str, Symbol] = {}
+        self.imports: list[ast.Import | ast.ImportFrom] = []
+        # what each definition's digest covers: a function whole, a class its own statements
+        self.nodes: list[tuple[Symbol, ast.AST | None, list[ast.AST]]] = []
+
+    def digests(self, attr: str) -> list[str]:
+        out = []
+        for symbol, node, parts in self.nodes:
+            value = _digest(_dump(node) if node is not None else _dump(parts))
+            setattr(symbol, attr, value)
+            out.append(f"{symbol.qualname}={value}")
+        return out
 
     def uses_of(self, nodes: Iterable[ast.AST], symbol: Symbol) -> None:
         visitor = _Uses()
@@ -301,6 +319,7 @@ class _Extractor:
         symbol.uses = sorted(visitor.uses - visitor.calls)
         symbol.words = sorted(visitor.words)
         symbol.targets = sorted(visitor.targets)
+        self.imports.extend(visitor.imports)
 
     def function(
         self, node: ast.FunctionDef | ast.AsyncFunctionDef, prefix: str, in_class: bool
@@ -316,8 +335,7 @@ class _Extractor:
         )
         if self.with_digests:
             symbol.signature, symbol.untyped = _signature(node)
-            symbol.digest = _digest(_dump(node))
-            symbol.nodoc = _digest(_dump(_strip_docstrings(node)))
+            self.nodes.append((symbol, node, []))
         self.uses_of([*node.decorator_list, node.args, *body], symbol)
         symbol.params = _params(node)
         symbol.decorators = [_decorator_name(d) for d in node.decorator_list]
@@ -344,8 +362,9 @@ class _Extractor:
             symbol.signature = symbol.untyped = _digest(head)
             fields = [s for s in _without_docstring(own) if not isinstance(s, ast.Pass)]
             symbol.shape = _digest(_dump(fields)) if _shaped(node) else ""
-            symbol.digest = _digest(head, _dump(own))
-            symbol.nodoc = _digest(head, _dump(_without_docstring(own)))
+            self.nodes.append(
+                (symbol, None, [*node.bases, *node.keywords, *node.decorator_list, *own])
+            )
         self.uses_of([*node.decorator_list, *node.bases, *node.keywords, *own], symbol)
         symbol.decorators = [_decorator_name(d) for d in node.decorator_list]
         symbol.usefixtures = _usefixtures(node.decorator_list)
@@ -355,14 +374,6 @@ class _Extractor:
                 self.function(stmt, qualname + ".", in_class=True)
             elif isinstance(stmt, ast.ClassDef):
                 self.klass(stmt, qualname + ".")
-
-
-def _imports(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Every import of the module, at any depth (imports inside functions bind names there,
-    which is still how that code reaches another module)."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            yield node
 
 
 def _assigns_all(stmt: ast.stmt) -> bool:
@@ -398,21 +409,20 @@ def extract(source: bytes, *, with_digests: bool = True) -> Facts:
     """The facts of one file's bytes. Never raises for bad input: a file that is not UTF-8 or
     not valid Python gives facts with ``error`` set."""
     try:
-        text = source.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        return Facts(error=f"not UTF-8 ({exc.reason} at byte {exc.start})")
-    try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escape sequences in old code
-            tree = ast.parse(text)
+            # bytes, so that a coding declaration (PEP 263) is honoured as Python honours it
+            tree = ast.parse(source)
     except SyntaxError as exc:
+        if "unicode error" in str(exc.msg) or "decode" in str(exc.msg):
+            return Facts(error=f"not UTF-8 nor its declared encoding ({exc.msg})")
         return Facts(error=f"syntax error at line {exc.lineno}: {exc.msg}")
     except (ValueError, RecursionError, MemoryError) as exc:
         return Facts(error=f"cannot be parsed ({type(exc).__name__})")
 
     facts = Facts()
     extractor = _Extractor(with_digests)
-    top_imports: list[ast.stmt] = []
+    top_imports: list[ast.Import | ast.ImportFrom] = []
     toplevel: list[ast.stmt] = []
     for stmt in tree.body:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -425,7 +435,8 @@ def extract(source: bytes, *, with_digests: bool = True) -> Facts:
             toplevel.append(stmt)
     facts.symbols = extractor.symbols
 
-    for node in _imports(tree):
+    # every import at any depth: one inside a function still binds how that code reaches a module
+    for node in [*top_imports, *extractor.imports]:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 local = alias.asname or alias.name.split(".")[0]
@@ -445,14 +456,22 @@ def extract(source: bytes, *, with_digests: bool = True) -> Facts:
                     )
     facts.all = _all_names(tree)
 
-    module = Symbol("<module>", "module", 1, len(text.splitlines()) or 1, 1)
+    module = Symbol("<module>", "module", 1, len(source.splitlines()) or 1, 1)
     extractor.uses_of(toplevel, module)
     facts.module = module
     if with_digests:
-        facts.digest = _digest(_dump(tree))
-        facts.nodoc = _digest(_dump(_strip_docstrings(tree)))
-        facts.toplevel = _digest(_dump(_without_docstring(toplevel)))
+        # The module's digests are made of its parts' (each node is dumped once per side):
+        # its docstring, imports, module-level code and every definition in order.
         dumps = [_dump(s) for s in top_imports]
         facts.imports_ordered = _digest(*dumps)
         facts.imports_set = _digest(*sorted(dumps))
+        facts.toplevel = _digest(_dump(_without_docstring(toplevel)))
+        docstring = _dump(tree.body[0]) if tree.body and _is_docstring(tree.body[0]) else ""
+        full = extractor.digests("digest")
+        exported = repr(facts.all)
+        facts.digest = _digest(docstring, exported, facts.imports_ordered, facts.toplevel, *full)
+        _strip_docstrings(tree)
+        bare = extractor.digests("nodoc")
+        code = _digest(_dump(_without_docstring(toplevel)))
+        facts.nodoc = _digest(exported, facts.imports_ordered, code, *bare)
     return facts

@@ -20,9 +20,9 @@ class GitError(InputError):
     """A git command that failed: which one, and what git said."""
 
     def __init__(self, command: Sequence[str], message: str) -> None:
-        super().__init__("git", [])
         self.command = " ".join(command)
         self.message = message
+        super().__init__("git", [])
 
     def describe(self) -> str:
         return f"git {self.command}: {self.message}"

@@ -130,13 +130,14 @@ class Feature:
     test: tuple[str, ...]
 
 
-def parse_oracle_map(data: bytes, *, source: str) -> list[Feature]:
+def parse_oracle_map(data: bytes, *, source: str, path: str | None = None) -> list[Feature]:
     """An oracle map: ``{"features": {name: {"prod": [...], "oracle"|"fixture": [...],
     "test": [...]}}}`` in JSON, or the same tables in TOML (``[features.NAME]``)."""
     problems = ProblemCollector(source)
     try:
         text = data.decode("utf-8")
-        document = json.loads(text) if source.endswith(".json") else tomllib.loads(text)
+        as_json = (path or source).endswith(".json")
+        document = json.loads(text) if as_json else tomllib.loads(text)
     except (UnicodeDecodeError, json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
         raise InputError.single(source, "", f"cannot be read ({exc})") from None
     features = document.get("features") if isinstance(document, dict) else None
