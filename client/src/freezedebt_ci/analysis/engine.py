@@ -138,6 +138,9 @@ class Module:
     oid: str
     package: bool
     facts: Facts | None = None
+    #: a module the patch deleted or moved away: its old import path still resolves, so that
+    #: code still importing it shows as its caller, but it is never read as a caller itself
+    ghost: bool = False
 
 
 class Clock:
@@ -198,9 +201,10 @@ class Index:
         self.aliases: dict[str, set[str]] = defaultdict(set)
         self.unresolved = 0
         # Packages and star imports re-export names they do not spell: always read them.
-        always = [m for m in modules.values() if m.package]
-        reader.load(m.oid for m in modules.values() if m.facts is None)
-        always += [m for m in modules.values() if b"import *" in reader.bytes.get(m.oid, b"")]
+        live = [m for m in modules.values() if not m.ghost]
+        always = [m for m in live if m.package]
+        reader.load(m.oid for m in live if m.facts is None)
+        always += [m for m in live if b"import *" in reader.bytes.get(m.oid, b"")]
         for module in always:
             self._parse(module)
 
@@ -224,6 +228,8 @@ class Index:
             self.searched |= new
             needle = _words(new)
             for module in self.modules.values():
+                if module.ghost:
+                    continue
                 if module.name not in self.parsed and needle.search(
                     self.reader.bytes.get(module.oid, b"")
                 ):
@@ -865,6 +871,14 @@ class Analysis:
                 name = self.layout.module(path)
                 if name and name not in modules:
                     modules[name] = Module(name, path, entry.oid, path.endswith("__init__.py"))
+        for change in self.changes:
+            old_path = change.old_path or change.path
+            gone = self.base_tree.get(old_path)
+            if change.status in ("D", "R") and gone and self.layout.kind(old_path) == PRODUCTION:
+                name = self.layout.module(old_path)
+                if name and name not in modules:
+                    package = old_path.endswith("__init__.py")
+                    modules[name] = Module(name, old_path, gone.oid, package, ghost=True)
         self.modules = modules
         self.index = Index(modules, self.reader)
         self.refs = self.index.references(set(self.changed))
@@ -888,6 +902,16 @@ class Analysis:
             self.reach = _Reach(lines) if lines is not None else None
             self.result["reach"] = "coverage" if lines is not None else "unavailable"
         self._tested: dict[str, dict[str, str]] = {}
+        self._by_name: dict[str, set[str]] | None = None
+
+    def _tests_by_name(self) -> dict[str, set[str]]:
+        """Every name a test reaches, to the tests that reach it (built once)."""
+        if self._by_name is None:
+            self._by_name = defaultdict(set)
+            for nodeid, (tf, symbol, klass) in self.every_test.items():
+                for name in self.tests.closure(nodeid, tf, symbol, klass).names:
+                    self._by_name[name].add(nodeid)
+        return self._by_name
 
     def tests_of(self, target: str) -> dict[str, str]:
         """The tests that name ``module:qualname``, with their evidence. A test counts when it
@@ -905,13 +929,19 @@ class Analysis:
         top = module.split(".")[0]
         unique = len(self.index.definers.get(last, ())) <= 1
         spelled = self.index.spellings([last])  # re-exported under other names too
-        for nodeid, (tf, symbol, klass) in self.every_test.items():
+        by_name = self._tests_by_name()
+        if qualname == "<module>":
+            candidates = set(self.every_test)
+        else:
+            candidates = set().union(*(by_name.get(n, ()) for n in spelled))
+        for nodeid in sorted(candidates):
+            tf, symbol, klass = self.every_test[nodeid]
             closure = self.tests.closure(nodeid, tf, symbol, klass)
             if qualname == "<module>":
                 if closure.imports(module, ""):
                     found[nodeid] = IMPORT
                 continue
-            if not spelled & closure.names or (owner and owner not in closure.names and not unique):
+            if owner and owner not in closure.names and not unique:
                 continue
             if not any(top in f.tops or f.relative for f in closure.files):
                 continue
