@@ -141,6 +141,10 @@ def compare(
         result.reasons.append("imports changed")
     elif old.imports_ordered != new.imports_ordered:
         result.reasons.append("imports reordered")
+    if not changes and classes == [LOCAL] and old.imports_set == new.imports_set:
+        # the same plain imports at the top in another order (inside try/if they are
+        # module-level code, compared above)
+        classes = [COSMETIC]
     if len(behaviour) == 1 and len(classes) == 1:
         result.reasons.append(f"one symbol changed: {behaviour[0].qualname}")
     result.klass = highest(classes)

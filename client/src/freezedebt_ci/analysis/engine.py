@@ -8,8 +8,6 @@ name defined once, matched by an attribute name only, or seen executing (coverag
 from __future__ import annotations
 
 import datetime as dt
-import re
-import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -34,7 +32,7 @@ from .compare import (
     is_public,
 )
 from .config import Settings, settings_from_pyproject
-from .facts import FACTS_VERSION, PYTHON, Facts, Symbol, extract
+from .facts import FACTS_VERSION, PYTHON
 from .gitread import MODE_LINK, Entry, Git
 from .governance import (
     check_lock,
@@ -43,12 +41,13 @@ from .governance import (
     score_oracle_map,
     sha256,
 )
+from .index import COVERAGE, IMPORT, NAME, UNIQUE, Index, Module, key
 from .reach import read_contexts
+from .reading import Clock, OutOfTime, Reader
+from .testrefs import Tests, is_test_file
 
 FORMAT = "freezedebt-analysis/1"
 PRODUCTION, TEST, FIXTURE, OTHER = "production", "test", "fixture", "other"
-#: Evidence of a caller or a test, strongest first.
-IMPORT, SELF, UNIQUE, NAME, COVERAGE = "import", "self", "unique-name", "name", "coverage"
 CONE_CAP = 200
 CONE_DEPTH = 4
 LIST_CAP = 200
@@ -61,10 +60,6 @@ ANALYSIS_CODES = (
     "frozen-symbol",
     "candidate-only",
 )
-
-
-class OutOfTime(Exception):
-    """The budget ran out: the analysis stops and says it is incomplete."""
 
 
 @dataclass(slots=True)
@@ -85,19 +80,6 @@ class Options:
     policy: Policy = field(default_factory=Policy)
 
 
-def key(module: str, qualname: str) -> str:
-    return f"{module}:{qualname}"
-
-
-def _is_test_file(path: str, tests: tuple[str, ...]) -> bool:
-    if not path.endswith(".py"):
-        return False
-    name = PurePosixPath(path).name
-    if name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py"):
-        return True
-    return any(root and (path + "/").startswith(root + "/") for root in tests)
-
-
 class Layout:
     """Which files are production code, tests, fixtures; and each production file's module."""
 
@@ -112,7 +94,7 @@ class Layout:
     def kind(self, path: str) -> str:
         if matches_any(self.settings.fixtures, path):
             return FIXTURE
-        if _is_test_file(path, self.settings.tests):
+        if is_test_file(path, self.settings.tests):
             return TEST
         if path.endswith(".py") and self.root_of(path) is not None:
             return PRODUCTION
@@ -129,520 +111,6 @@ class Layout:
         if parts[-1] == "__init__":
             parts.pop()
         return ".".join(parts)
-
-
-@dataclass(slots=True)
-class Module:
-    name: str
-    path: str
-    oid: str
-    package: bool
-    facts: Facts | None = None
-    #: a module the patch deleted or moved away: its old import path still resolves, so that
-    #: code still importing it shows as its caller, but it is never read as a caller itself
-    ghost: bool = False
-
-
-class Clock:
-    def __init__(self, budget: float) -> None:
-        self.start = time.monotonic()
-        self.budget = budget
-
-    def check(self) -> None:
-        if time.monotonic() - self.start > self.budget:
-            raise OutOfTime
-
-    def elapsed(self) -> float:
-        return time.monotonic() - self.start
-
-
-class Reader:
-    """Blobs and their facts, read once each, through the cache."""
-
-    def __init__(self, git: Git, cache: FactsCache, clock: Clock) -> None:
-        self.git = git
-        self.cache = cache
-        self.clock = clock
-        self.bytes: dict[str, bytes] = {}
-        self.facts: dict[str, Facts] = {}
-        self.parsed = 0
-        self.parse_errors: dict[str, str] = {}
-
-    def load(self, oids: Iterable[str]) -> None:
-        wanted = [o for o in dict.fromkeys(oids) if o not in self.bytes]
-        self.bytes.update(self.git.blobs(wanted))
-
-    def facts_of(self, oid: str, *, with_digests: bool = False) -> Facts:
-        facts = self.facts.get(oid)
-        if facts is not None and (not with_digests or facts.digest or facts.error):
-            return facts
-        cached = self.cache.get(oid, with_digests=with_digests)
-        if cached is None:
-            self.clock.check()
-            if oid not in self.bytes:
-                self.load([oid])
-            cached = extract(self.bytes.get(oid, b""), with_digests=with_digests)
-            self.cache.put(oid, cached, with_digests=with_digests)
-            self.parsed += 1
-        self.facts[oid] = cached
-        return cached
-
-
-class Index:
-    """The production modules of the head tree and the references between them, built lazily:
-    a file is parsed only once a name it could mention matters (its bytes contain the name)."""
-
-    def __init__(self, modules: dict[str, Module], reader: Reader) -> None:
-        self.modules = modules
-        self.reader = reader
-        self.parsed: set[str] = set()
-        self.searched: set[str] = set()
-        self.definers: dict[str, set[str]] = defaultdict(set)
-        self.aliases: dict[str, set[str]] = defaultdict(set)
-        self.unresolved = 0
-        # Packages and star imports re-export names they do not spell: always read them.
-        live = [m for m in modules.values() if not m.ghost]
-        always = [m for m in live if m.package]
-        reader.load(m.oid for m in live if m.facts is None)
-        always += [m for m in live if b"import *" in reader.bytes.get(m.oid, b"")]
-        for module in always:
-            self._parse(module)
-
-    def _parse(self, module: Module) -> None:
-        if module.name in self.parsed:
-            return
-        module.facts = self.reader.facts_of(module.oid)
-        self.parsed.add(module.name)
-        if module.facts.error:
-            self.reader.parse_errors.setdefault(module.path, module.facts.error)
-        for qualname in module.facts.symbols:
-            self.definers[qualname.rsplit(".", 1)[-1]].add(key(module.name, qualname))
-
-    def ensure(self, names: Iterable[str]) -> None:
-        """Parse every module that spells one of ``names``, and then every module that spells
-        a name one of them is imported as (``from .pricing import price_of as price``)."""
-        new = {n for n in names if n and n not in self.searched}
-        for _round in range(8):
-            if not new:
-                return
-            self.searched |= new
-            needle = _words(new)
-            for module in self.modules.values():
-                if module.ghost:
-                    continue
-                if module.name not in self.parsed and needle.search(
-                    self.reader.bytes.get(module.oid, b"")
-                ):
-                    self._parse(module)
-            more: set[str] = set()
-            for name in self.parsed:
-                facts = self.modules[name].facts
-                for imp in facts.imports if facts else ():
-                    if imp.name in self.searched and imp.local and imp.local != imp.name:
-                        self.aliases[imp.name].add(imp.local)
-                        more.add(imp.local)
-            new = more - self.searched
-
-    def spellings(self, names: Iterable[str]) -> set[str]:
-        """The names and every name they are imported as, transitively."""
-        out = set(names)
-        todo = list(out)
-        while todo:
-            for alias in self.aliases.get(todo.pop(), ()):
-                if alias not in out:
-                    out.add(alias)
-                    todo.append(alias)
-        return out
-
-    # -- resolution --------------------------------------------------------------------------
-
-    def absolute(self, module: Module, level: int, target: str) -> str:
-        if level == 0:
-            return target
-        package = module.name if module.package else module.name.rpartition(".")[0]
-        parts = package.split(".") if package else []
-        if level > 1:
-            parts = parts[: len(parts) - (level - 1)]
-        base = ".".join(parts)
-        return f"{base}.{target}".strip(".") if target else base
-
-    def bindings(self, module: Module) -> dict[str, str]:
-        facts = module.facts
-        out: dict[str, str] = {}
-        if facts is None:
-            return out
-        for imp in facts.imports:
-            if not imp.local:
-                continue
-            target = self.absolute(module, imp.level, imp.module)
-            out[imp.local] = f"{target}.{imp.name}".strip(".") if imp.name else target
-        return out
-
-    def resolve_dotted(self, dotted: str, depth: int = 0) -> str | None:
-        """``pkg.mod.Class.meth`` to ``pkg.mod:Class.meth``, following re-exports; ``None``
-        for names outside the project (the standard library, dependencies)."""
-        parts = dotted.split(".")
-        for i in range(len(parts), 0, -1):
-            name = ".".join(parts[:i])
-            module = self.modules.get(name)
-            if module is None:
-                continue
-            rest = parts[i:]
-            if not rest:
-                return key(name, "")
-            facts = module.facts
-            if facts is None:
-                return key(name, ".".join(rest))
-            for j in range(len(rest), 0, -1):
-                if ".".join(rest[:j]) in facts.symbols:
-                    return key(name, ".".join(rest[:j]))
-            binding = self.bindings(module).get(rest[0])
-            if binding is not None and depth < 8:
-                return self.resolve_dotted(".".join([binding, *rest[1:]]), depth + 1)
-            if depth < 8:
-                for level, source in facts.star:
-                    found = self.resolve_dotted(
-                        ".".join([self.absolute(module, level, source), *rest]), depth + 1
-                    )
-                    if found is not None and found.split(":", 1)[1]:
-                        return found
-            return key(name, ".".join(rest))
-        return None
-
-    def resolve(
-        self, module: Module, chain: str, owner: str | None, called: bool
-    ) -> tuple[str, str] | None:
-        """What a chain used inside ``module`` refers to: ``(target, evidence)``, where the
-        target is ``module:qualname`` or ``.name`` for an attribute name alone."""
-        facts = module.facts
-        assert facts is not None  # noqa: S101 - only parsed modules are resolved
-        parts = chain.split(".")
-        root = parts[0]
-        if root == "":
-            return (f".{parts[-1]}", NAME) if called else None
-        if root in ("self", "cls") and owner and len(parts) >= 2:
-            qualname = f"{owner}.{parts[1]}"
-            if len(parts) == 2 and qualname in facts.symbols:
-                return key(module.name, qualname), SELF
-            return (f".{parts[-1]}", NAME) if called else None
-        binding = self.bindings(module).get(root)
-        if binding is not None:
-            target = self.resolve_dotted(".".join([binding, *parts[1:]]))
-            if target is not None:
-                return target, IMPORT
-            return None  # outside the project
-        for j in range(len(parts), 0, -1):
-            if ".".join(parts[:j]) in facts.symbols:
-                return key(module.name, ".".join(parts[:j])), IMPORT
-        if len(parts) > 1 and called:
-            return f".{parts[-1]}", NAME
-        if called:
-            self.unresolved += 1
-        return None
-
-    def references(self, wanted: set[str]) -> dict[str, dict[str, str]]:
-        """For each wanted target (``module:qualname``), the production symbols that refer to
-        it with the strongest evidence found: ``{target: {caller: evidence}}``."""
-        by_name: dict[str, set[str]] = defaultdict(set)
-        for w in wanted:
-            parts = w.split(":", 1)[1].split(".")
-            by_name[parts[-1]].add(w)
-            if parts[-1] == "__init__" and len(parts) > 1:
-                by_name[parts[-2]].add(w)  # a call of the class runs its __init__
-        self.ensure({*by_name, *(w.split(":", 1)[0].rsplit(".", 1)[-1] for w in wanted)})
-        spelled = self.spellings(by_name)
-        found: dict[str, dict[str, str]] = defaultdict(dict)
-        rank = (IMPORT, SELF, UNIQUE, NAME)
-        for name in sorted(self.parsed):
-            module = self.modules[name]
-            facts = module.facts
-            assert facts is not None  # noqa: S101
-            symbols: list[Symbol] = list(facts.symbols.values())
-            if facts.module is not None:
-                symbols.append(facts.module)
-            # local names bound to a wanted name under another name (``import f as g``)
-            aliased = {
-                local
-                for local, target in self.bindings(module).items()
-                if target.rsplit(".", 1)[-1] in spelled
-            }
-            for symbol in symbols:
-                caller = key(name, symbol.qualname)
-                owner = _owner(symbol, facts)
-                for chains, called in ((symbol.calls, True), (symbol.uses, False)):
-                    for chain in chains:
-                        parts = chain.split(".")
-                        if parts[0] not in aliased and not any(p in spelled for p in parts):
-                            continue
-                        hit = self.resolve(module, chain, owner, called)
-                        if hit is None:
-                            continue
-                        target, evidence = hit
-                        targets: set[str]
-                        if target.startswith("."):
-                            targets = by_name.get(target[1:], set())
-                            definers = self.definers.get(target[1:], set())
-                            evidence = UNIQUE if len(definers) == 1 else NAME
-                        else:
-                            targets = {t for t in wanted if target == t}
-                            # a call of a class reaches its __init__
-                            if target + ".__init__" in wanted:
-                                targets.add(target + ".__init__")
-                        for t in targets:
-                            if t == caller:
-                                continue
-                            before = found[t].get(caller)
-                            if before is None or rank.index(evidence) < rank.index(before):
-                                found[t][caller] = evidence
-        return found
-
-    def importers(self, module_name: str) -> set[str]:
-        """Modules that import ``module_name`` (or a name from it)."""
-        self.ensure([module_name.rsplit(".", 1)[-1]])
-        out: set[str] = set()
-        for name in self.parsed:
-            module = self.modules[name]
-            facts = module.facts
-            if facts is None or name == module_name:
-                continue
-            for imp in facts.imports:
-                target = self.absolute(module, imp.level, imp.module)
-                full = f"{target}.{imp.name}" if imp.name else target
-                if target == module_name or full == module_name:
-                    out.add(name)
-                    break
-        return out
-
-
-def _words(names: Iterable[str]) -> re.Pattern[bytes]:
-    """A search for any of ``names`` as a whole word: a file that does not spell a name cannot
-    refer to it (``getattr`` with a computed string aside), so it need not be parsed."""
-    alternatives = b"|".join(
-        re.escape(n.encode()) for n in sorted(set(names), key=len, reverse=True)
-    )
-    return re.compile(rb"(?<![\w])(?:" + alternatives + rb")(?![\w])")
-
-
-def _owner(symbol: Symbol, facts: Facts) -> str | None:
-    """The class a method belongs to (for ``self.x``)."""
-    if symbol.kind != "method":
-        return None
-    owner = symbol.qualname.rpartition(".")[0]
-    return owner if owner in facts.symbols else None
-
-
-# -- tests ---------------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class TestFile:
-    path: str
-    facts: Facts
-    tops: set[str]
-    relative: bool
-    aliases: dict[str, str]
-    support: list[TestFile] | None = None
-
-
-@dataclass(slots=True)
-class Closure:
-    """What a test reaches: the names it and its fixtures and helpers mention, and the files
-    those live in."""
-
-    names: set[str]
-    files: list[TestFile]
-
-    def imports(self, module: str, qualname: str) -> bool:
-        """Whether one of the files imports ``module`` (or the symbol), or patches it by name."""
-        dotted_path = f"{module}.{qualname}"
-        for tf in self.files:
-            if _imports_module(tf, module):
-                return True
-            for symbol in tf.facts.symbols.values():
-                if any(t == dotted_path or t.startswith(module + ".") for t in symbol.targets):
-                    return True
-        return False
-
-
-def _strip_params(nodeid: str) -> str:
-    return nodeid.split("[", 1)[0]
-
-
-class Tests:
-    """The tests of the head tree and what each one names, its fixtures and helpers included."""
-
-    def __init__(self, files: dict[str, Entry], reader: Reader, layout: Layout) -> None:
-        self.entries = files
-        self.reader = reader
-        self.layout = layout
-        self.files: dict[str, TestFile] = {}
-        self.searched: set[str] = set()
-        self.closures: dict[str, Closure] = {}
-        reader.load(e.oid for e in files.values())
-        for path in files:
-            if PurePosixPath(path).name == "conftest.py":
-                self._parse(path)
-
-    def _parse(self, path: str) -> None:
-        if path in self.files:
-            return
-        facts = self.reader.facts_of(self.entries[path].oid)
-        if facts.error:
-            self.reader.parse_errors[path] = facts.error
-        tops: set[str] = set()
-        relative = False
-        aliases: dict[str, str] = {}
-        for imp in facts.imports:
-            if imp.level:
-                relative = True
-            elif imp.module:
-                tops.add(imp.module.split(".")[0])
-            if imp.name and imp.local != imp.name:
-                aliases[imp.local] = imp.name
-        for symbol in [*facts.symbols.values(), *([facts.module] if facts.module else [])]:
-            tops.update(t.split(".")[0] for t in symbol.targets)
-        self.files[path] = TestFile(path, facts, tops, relative, aliases)
-
-    def _support(self, tf: TestFile) -> list[TestFile]:
-        """Test-support modules a test file imports (``from helpers import build``): files of
-        the test tree found beside it, above it, or at the root."""
-        if tf.support is not None:
-            return tf.support
-        tf.support = []
-        folder = PurePosixPath(tf.path).parent
-        folders = [folder, *folder.parents]
-        for imp in tf.facts.imports:
-            base = folders[imp.level - 1] if 0 < imp.level <= len(folders) else None
-            names = [imp.module] if imp.module else []
-            if imp.name:
-                names.append(f"{imp.module}.{imp.name}".strip("."))
-            for dotted_name in names:
-                rel = dotted_name.replace(".", "/")
-                places = [base] if base is not None else folders
-                for place in places:
-                    for candidate in (f"{place}/{rel}.py", f"{place}/{rel}/__init__.py"):
-                        candidate = candidate.removeprefix("./")
-                        if candidate in self.entries and candidate != tf.path:
-                            self._parse(candidate)
-                            tf.support.append(self.files[candidate])
-        return tf.support
-
-    def ensure(self, names: Iterable[str]) -> None:
-        """Parse every test-tree file that could reach one of ``names``: those that spell it,
-        then, in turn, those that spell a fixture or helper that reaches it."""
-        new = {n for n in names if n and n not in self.searched}
-        for _round in range(8):
-            if not new:
-                break
-            self.searched |= new
-            needle = _words(new)
-            for path, entry in self.entries.items():
-                if path not in self.files and needle.search(self.reader.bytes.get(entry.oid, b"")):
-                    self._parse(path)
-            more: set[str] = set()
-            for tf in list(self.files.values()):
-                for qualname, symbol in tf.facts.symbols.items():
-                    if symbol.kind == "class" or not symbol.names() & self.searched:
-                        continue
-                    if symbol.autouse:  # reaches every test below its file's folder
-                        folder = str(PurePosixPath(tf.path).parent)
-                        for path in self.entries:
-                            if folder == "." or path.startswith(folder + "/"):
-                                self._parse(path)
-                    more.add(symbol.fixture or qualname.rsplit(".", 1)[-1])
-            new = more - self.searched
-        self.closures.clear()
-
-    def tests(self) -> dict[str, tuple[TestFile, Symbol, str | None]]:
-        """Every test function: node id (without parameters) to its file, symbol and class."""
-        out: dict[str, tuple[TestFile, Symbol, str | None]] = {}
-        for tf in self.files.values():
-            if tf.path.endswith("conftest.py"):
-                continue
-            for qualname, symbol in tf.facts.symbols.items():
-                name = qualname.rsplit(".", 1)[-1]
-                if symbol.kind == "class" or not name.startswith("test") or symbol.fixture:
-                    continue
-                owner = qualname.rpartition(".")[0] or None
-                out[f"{tf.path}::{qualname.replace('.', '::')}"] = (tf, symbol, owner)
-        return out
-
-    def _fixture(self, tf: TestFile, name: str) -> list[tuple[TestFile, Symbol]]:
-        """The fixture ``name`` as seen from a test file: its own, then the nearest conftest."""
-        for symbol in tf.facts.symbols.values():
-            if symbol.fixture == name:
-                return [(tf, symbol)]
-        folder = PurePosixPath(tf.path).parent
-        while True:
-            conf = "conftest.py" if str(folder) == "." else f"{folder}/conftest.py"
-            other = self.files.get(conf)
-            if other is not None:
-                for symbol in other.facts.symbols.values():
-                    if symbol.fixture == name:
-                        return [(other, symbol)]
-            if str(folder) == ".":
-                return []
-            folder = folder.parent
-
-    def _autouse(self, tf: TestFile) -> list[tuple[TestFile, Symbol]]:
-        found = [(tf, s) for s in tf.facts.symbols.values() if s.autouse]
-        folder = PurePosixPath(tf.path).parent
-        while True:
-            conf = "conftest.py" if str(folder) == "." else f"{folder}/conftest.py"
-            other = self.files.get(conf)
-            if other is not None:
-                found += [(other, s) for s in other.facts.symbols.values() if s.autouse]
-            if str(folder) == ".":
-                return found
-            folder = folder.parent
-
-    def closure(self, nodeid: str, tf: TestFile, symbol: Symbol, owner: str | None) -> Closure:
-        """What a test reaches: its own names, its class's, its fixtures' (its file's, then
-        each conftest's above it, autouse ones included) and its helpers' (in its file and in
-        test-support modules it imports), transitively; an imported alias stands for the
-        name it aliases."""
-        cached = self.closures.get(nodeid)
-        if cached is not None:
-            return cached
-        names: set[str] = set()
-        files: dict[str, TestFile] = {}
-        seen: set[tuple[str, str]] = set()
-        todo: list[tuple[TestFile, Symbol]] = [(tf, symbol), *self._autouse(tf)]
-        if owner:
-            klass = tf.facts.symbols.get(owner)
-            if klass is not None:
-                todo.append((tf, klass))
-            for qualname, other in tf.facts.symbols.items():
-                tail = qualname.rsplit(".", 1)[-1]
-                if qualname.startswith(owner + ".") and (other.fixture or tail in _SETUPS):
-                    todo.append((tf, other))
-        while todo:
-            file, sym = todo.pop()
-            mark = (file.path, sym.qualname)
-            if mark in seen:
-                continue
-            seen.add(mark)
-            files[file.path] = file
-            mentioned = sym.names()
-            names |= mentioned
-            names.update(file.aliases[n] for n in mentioned if n in file.aliases)
-            for param in (*sym.params, *sym.usefixtures):
-                todo.extend(self._fixture(file, param))
-            support = self._support(file)
-            for name in mentioned:
-                helper = file.facts.symbols.get(name)
-                if helper is not None and helper is not sym:
-                    todo.append((file, helper))
-                for helper_file in support:
-                    found = helper_file.facts.symbols.get(file.aliases.get(name, name))
-                    if found is not None:
-                        todo.append((helper_file, found))
-        closure = Closure(names, list(files.values()))
-        self.closures[nodeid] = closure
-        return closure
-
-
-_SETUPS = frozenset(("setUp", "setup_method", "setUpClass", "setup_class"))
 
 
 # -- the analysis --------------------------------------------------------------------------------
@@ -889,7 +357,7 @@ class Analysis:
             for p, e in self.head_tree.items()
             if e.is_file and p.endswith(".py") and self.layout.kind(p) in (TEST, FIXTURE)
         }
-        self.tests = Tests(test_entries, self.reader, self.layout)
+        self.tests = Tests(test_entries, self.reader)
         interest = set(self.changed) | callers
         lasts = {k.split(":", 1)[1].split(".")[-1] for k in interest}
         self.tests.ensure(self.index.spellings(lasts))
@@ -943,6 +411,8 @@ class Analysis:
                 continue
             if owner and owner not in closure.names and not unique:
                 continue
+            if owner and not spelled & closure.attributes:
+                continue  # a method is reached as an attribute; a bare name is something else
             if not any(top in f.tops or f.relative for f in closure.files):
                 continue
             imported = closure.imports(module, qualname)
@@ -964,12 +434,15 @@ class Analysis:
         active = [f for f in freezes if f.is_active(today)]
         frozen_tests: dict[str, list[str]] = defaultdict(list)
         for freeze in active:
-            if freeze.test:
-                frozen_tests[_strip_params(freeze.test)].append(freeze.id)
+            # one frozen parameter case leaves the test's other cases running
+            if freeze.test and "[" not in freeze.test:
+                frozen_tests[freeze.test].append(freeze.id)
         self.candidate_files = sorted(
             c.path
             for c in self.changes
-            if c.status != "D" and _is_test_file(c.path, settings.tests)
+            if c.status != "D"
+            and is_test_file(c.path, settings.tests)
+            and not (c.status == "R" and c.score == 100)  # moved whole: still inherited
         )
         candidates = set(self.candidate_files)
 
@@ -1267,15 +740,6 @@ _DOC_SUFFIXES = (".md", ".rst", ".txt", ".adoc")
 
 def _is_doc(path: str) -> bool:
     return path.endswith(_DOC_SUFFIXES) or path.startswith("docs/")
-
-
-def _imports_module(tf: TestFile, module: str) -> bool:
-    return any(
-        imp.module == module
-        or imp.module.startswith(module + ".")
-        or f"{imp.module}.{imp.name}" == module
-        for imp in tf.facts.imports
-    )
 
 
 def _blocks(freeze: Freeze, module: str, qualname: str) -> bool:

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 #: Bumped whenever the facts below change meaning, so cached facts of older versions are unused.
-FACTS_VERSION = 3
+FACTS_VERSION = 4
 PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 #: Calls whose first argument names a target by a dotted string (``mock.patch("a.b.c")``).
@@ -104,6 +104,14 @@ class Symbol:
         out: set[str] = set(self.words)
         for chain in (*self.calls, *self.uses):
             out.update(p for p in chain.split(".") if p)
+        return out
+
+    def attributes(self) -> set[str]:
+        """The identifiers the definition reaches as attributes (``x.name``), keywords and
+        patched names: how a method is reached, where a bare name is a local or a builtin."""
+        out: set[str] = set(self.words)
+        for chain in (*self.calls, *self.uses):
+            out.update(p for p in chain.split(".")[1:] if p)
         return out
 
 

@@ -1,0 +1,274 @@
+"""The production modules of the head tree and the references between them: which
+definitions call or use which, resolved through each module's imports."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .facts import Facts, Symbol
+from .reading import Reader
+
+#: Evidence of a caller or a test, strongest first.
+IMPORT, SELF, UNIQUE, NAME, COVERAGE = "import", "self", "unique-name", "name", "coverage"
+
+
+def key(module: str, qualname: str) -> str:
+    return f"{module}:{qualname}"
+
+
+@dataclass(slots=True)
+class Module:
+    name: str
+    path: str
+    oid: str
+    package: bool
+    facts: Facts | None = None
+    #: a module the patch deleted or moved away: its old import path still resolves, so that
+    #: code still importing it shows as its caller, but it is never read as a caller itself
+    ghost: bool = False
+
+
+class Index:
+    """The production modules of the head tree and the references between them, built lazily:
+    a file is parsed only once a name it could mention matters (its bytes contain the name)."""
+
+    def __init__(self, modules: dict[str, Module], reader: Reader) -> None:
+        self.modules = modules
+        self.reader = reader
+        self.parsed: set[str] = set()
+        self.searched: set[str] = set()
+        self.definers: dict[str, set[str]] = defaultdict(set)
+        self.aliases: dict[str, set[str]] = defaultdict(set)
+        self.unresolved = 0
+        # Packages and star imports re-export names they do not spell: always read them.
+        live = [m for m in modules.values() if not m.ghost]
+        always = [m for m in live if m.package]
+        reader.load(m.oid for m in live if m.facts is None)
+        always += [m for m in live if b"import *" in reader.bytes.get(m.oid, b"")]
+        for module in always:
+            self._parse(module)
+
+    def _parse(self, module: Module) -> None:
+        if module.name in self.parsed:
+            return
+        module.facts = self.reader.facts_of(module.oid)
+        self.parsed.add(module.name)
+        if module.facts.error:
+            self.reader.parse_errors.setdefault(module.path, module.facts.error)
+        for qualname in module.facts.symbols:
+            self.definers[qualname.rsplit(".", 1)[-1]].add(key(module.name, qualname))
+
+    def ensure(self, names: Iterable[str]) -> None:
+        """Parse every module that spells one of ``names``, and then every module that spells
+        a name one of them is imported as (``from .pricing import price_of as price``)."""
+        new = {n for n in names if n and n not in self.searched}
+        for _round in range(8):
+            if not new:
+                return
+            self.searched |= new
+            needle = words(new)
+            for module in self.modules.values():
+                if module.ghost:
+                    continue
+                if module.name not in self.parsed and needle.search(
+                    self.reader.bytes.get(module.oid, b"")
+                ):
+                    self._parse(module)
+            more: set[str] = set()
+            for name in self.parsed:
+                facts = self.modules[name].facts
+                for imp in facts.imports if facts else ():
+                    if imp.name in self.searched and imp.local and imp.local != imp.name:
+                        self.aliases[imp.name].add(imp.local)
+                        more.add(imp.local)
+            new = more - self.searched
+
+    def spellings(self, names: Iterable[str]) -> set[str]:
+        """The names and every name they are imported as, transitively."""
+        out = set(names)
+        todo = list(out)
+        while todo:
+            for alias in self.aliases.get(todo.pop(), ()):
+                if alias not in out:
+                    out.add(alias)
+                    todo.append(alias)
+        return out
+
+    # -- resolution --------------------------------------------------------------------------
+
+    def absolute(self, module: Module, level: int, target: str) -> str:
+        if level == 0:
+            return target
+        package = module.name if module.package else module.name.rpartition(".")[0]
+        parts = package.split(".") if package else []
+        if level > 1:
+            parts = parts[: len(parts) - (level - 1)]
+        base = ".".join(parts)
+        return f"{base}.{target}".strip(".") if target else base
+
+    def bindings(self, module: Module) -> dict[str, str]:
+        facts = module.facts
+        out: dict[str, str] = {}
+        if facts is None:
+            return out
+        for imp in facts.imports:
+            if not imp.local:
+                continue
+            target = self.absolute(module, imp.level, imp.module)
+            out[imp.local] = f"{target}.{imp.name}".strip(".") if imp.name else target
+        return out
+
+    def resolve_dotted(self, dotted: str, depth: int = 0) -> str | None:
+        """``pkg.mod.Class.meth`` to ``pkg.mod:Class.meth``, following re-exports; ``None``
+        for names outside the project (the standard library, dependencies)."""
+        parts = dotted.split(".")
+        for i in range(len(parts), 0, -1):
+            name = ".".join(parts[:i])
+            module = self.modules.get(name)
+            if module is None:
+                continue
+            rest = parts[i:]
+            if not rest:
+                return key(name, "")
+            facts = module.facts
+            if facts is None:
+                return key(name, ".".join(rest))
+            for j in range(len(rest), 0, -1):
+                if ".".join(rest[:j]) in facts.symbols:
+                    return key(name, ".".join(rest[:j]))
+            binding = self.bindings(module).get(rest[0])
+            if binding is not None and depth < 8:
+                return self.resolve_dotted(".".join([binding, *rest[1:]]), depth + 1)
+            if depth < 8:
+                for level, source in facts.star:
+                    found = self.resolve_dotted(
+                        ".".join([self.absolute(module, level, source), *rest]), depth + 1
+                    )
+                    if found is not None and found.split(":", 1)[1]:
+                        return found
+            return key(name, ".".join(rest))
+        return None
+
+    def resolve(
+        self, module: Module, chain: str, owner: str | None, called: bool
+    ) -> tuple[str, str] | None:
+        """What a chain used inside ``module`` refers to: ``(target, evidence)``, where the
+        target is ``module:qualname`` or ``.name`` for an attribute name alone."""
+        facts = module.facts
+        assert facts is not None  # noqa: S101 - only parsed modules are resolved
+        parts = chain.split(".")
+        root = parts[0]
+        if root == "":
+            return (f".{parts[-1]}", NAME) if called else None
+        if root in ("self", "cls") and owner and len(parts) >= 2:
+            qualname = f"{owner}.{parts[1]}"
+            if len(parts) == 2 and qualname in facts.symbols:
+                return key(module.name, qualname), SELF
+            return (f".{parts[-1]}", NAME) if called else None
+        binding = self.bindings(module).get(root)
+        if binding is not None:
+            target = self.resolve_dotted(".".join([binding, *parts[1:]]))
+            if target is not None:
+                return target, IMPORT
+            return None  # outside the project
+        for j in range(len(parts), 0, -1):
+            if ".".join(parts[:j]) in facts.symbols:
+                return key(module.name, ".".join(parts[:j])), IMPORT
+        if len(parts) > 1 and called:
+            return f".{parts[-1]}", NAME
+        if called:
+            self.unresolved += 1
+        return None
+
+    def references(self, wanted: set[str]) -> dict[str, dict[str, str]]:
+        """For each wanted target (``module:qualname``), the production symbols that refer to
+        it with the strongest evidence found: ``{target: {caller: evidence}}``."""
+        by_name: dict[str, set[str]] = defaultdict(set)
+        for w in wanted:
+            parts = w.split(":", 1)[1].split(".")
+            by_name[parts[-1]].add(w)
+            if parts[-1] == "__init__" and len(parts) > 1:
+                by_name[parts[-2]].add(w)  # a call of the class runs its __init__
+        self.ensure({*by_name, *(w.split(":", 1)[0].rsplit(".", 1)[-1] for w in wanted)})
+        spelled = self.spellings(by_name)
+        found: dict[str, dict[str, str]] = defaultdict(dict)
+        rank = (IMPORT, SELF, UNIQUE, NAME)
+        for name in sorted(self.parsed):
+            module = self.modules[name]
+            facts = module.facts
+            assert facts is not None  # noqa: S101
+            symbols: list[Symbol] = list(facts.symbols.values())
+            if facts.module is not None:
+                symbols.append(facts.module)
+            # local names bound to a wanted name under another name (``import f as g``)
+            aliased = {
+                local
+                for local, target in self.bindings(module).items()
+                if target.rsplit(".", 1)[-1] in spelled
+            }
+            for symbol in symbols:
+                caller = key(name, symbol.qualname)
+                owner = _owner(symbol, facts)
+                for chains, called in ((symbol.calls, True), (symbol.uses, False)):
+                    for chain in chains:
+                        parts = chain.split(".")
+                        if parts[0] not in aliased and not any(p in spelled for p in parts):
+                            continue
+                        hit = self.resolve(module, chain, owner, called)
+                        if hit is None:
+                            continue
+                        target, evidence = hit
+                        targets: set[str]
+                        if target.startswith("."):
+                            targets = by_name.get(target[1:], set())
+                            definers = self.definers.get(target[1:], set())
+                            evidence = UNIQUE if len(definers) == 1 else NAME
+                        else:
+                            targets = {t for t in wanted if target == t}
+                            # a call of a class reaches its __init__
+                            if target + ".__init__" in wanted:
+                                targets.add(target + ".__init__")
+                        for t in targets:
+                            if t == caller:
+                                continue
+                            before = found[t].get(caller)
+                            if before is None or rank.index(evidence) < rank.index(before):
+                                found[t][caller] = evidence
+        return found
+
+    def importers(self, module_name: str) -> set[str]:
+        """Modules that import ``module_name`` (or a name from it)."""
+        self.ensure([module_name.rsplit(".", 1)[-1]])
+        out: set[str] = set()
+        for name in self.parsed:
+            module = self.modules[name]
+            facts = module.facts
+            if facts is None or name == module_name:
+                continue
+            for imp in facts.imports:
+                target = self.absolute(module, imp.level, imp.module)
+                full = f"{target}.{imp.name}" if imp.name else target
+                if target == module_name or full == module_name:
+                    out.add(name)
+                    break
+        return out
+
+
+def words(names: Iterable[str]) -> re.Pattern[bytes]:
+    """A search for any of ``names`` as a whole word: a file that does not spell a name cannot
+    refer to it (``getattr`` with a computed string aside), so it need not be parsed."""
+    alternatives = b"|".join(
+        re.escape(n.encode()) for n in sorted(set(names), key=len, reverse=True)
+    )
+    return re.compile(rb"(?<![\w])(?:" + alternatives + rb")(?![\w])")
+
+
+def _owner(symbol: Symbol, facts: Facts) -> str | None:
+    """The class a method belongs to (for ``self.x``)."""
+    if symbol.kind != "method":
+        return None
+    owner = symbol.qualname.rpartition(".")[0]
+    return owner if owner in facts.symbols else None
