@@ -1,0 +1,286 @@
+"""The analysis JSON validates against the JSON Schema shipped in the package (issue 12, "The
+analysis JSON"; SPEC 4.5), on analyses that exercise every section; and the facts cache (a second
+run parses nothing and answers the same)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pytest
+from analysis_repos import Repo, freeze, ledger
+
+Json = Any
+
+
+# -- a small validator for the JSON Schema keywords the schema uses (jsonschema is not a
+#    dependency of the stdlib-only client; when it is installed it is used as well) -------------
+
+
+class Invalid(AssertionError):
+    pass
+
+
+def _type_ok(value: Json, name: str) -> bool:
+    return {
+        "object": isinstance(value, dict),
+        "array": isinstance(value, list),
+        "string": isinstance(value, str),
+        "integer": isinstance(value, int) and not isinstance(value, bool),
+        "number": isinstance(value, int | float) and not isinstance(value, bool),
+        "boolean": isinstance(value, bool),
+        "null": value is None,
+    }[name]
+
+
+def validate(value: Json, schema: Json, root: Json, where: str = "$") -> None:
+    if schema is True or schema == {}:
+        return
+    if schema is False:
+        raise Invalid(f"{where}: not allowed")
+    known = {
+        "$schema", "$id", "title", "description", "$defs", "$ref", "type", "enum", "const",
+        "properties", "required", "additionalProperties", "items", "maxItems", "minItems",
+        "maxLength", "minLength", "pattern", "anyOf", "oneOf", "minimum", "maximum", "format",
+        "default", "examples", "propertyNames", "uniqueItems",
+    }  # fmt: skip
+    unknown = set(schema) - known
+    assert not unknown, f"validator does not know {unknown} (at {where})"
+    if "$ref" in schema:
+        ref = schema["$ref"]
+        assert ref.startswith("#/"), ref
+        target = root
+        for part in ref[2:].split("/"):
+            target = target[part]
+        validate(value, target, root, where)
+    if "type" in schema:
+        names = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        if not any(_type_ok(value, n) for n in names):
+            raise Invalid(f"{where}: {value!r:.80} is not {names}")
+    if "enum" in schema and value not in schema["enum"]:
+        raise Invalid(f"{where}: {value!r} not in {schema['enum']}")
+    if "const" in schema and value != schema["const"]:
+        raise Invalid(f"{where}: {value!r} is not {schema['const']!r}")
+    if "anyOf" in schema or "oneOf" in schema:
+        options = schema.get("anyOf", schema.get("oneOf"))
+        errors = []
+        for option in options:
+            try:
+                validate(value, option, root, where)
+            except Invalid as exc:
+                errors.append(str(exc))
+        if len(errors) == len(options):
+            raise Invalid(f"{where}: matches no option: {errors}")
+    if isinstance(value, dict):
+        for name in schema.get("required", []):
+            if name not in value:
+                raise Invalid(f"{where}: {name!r} is required")
+        properties = schema.get("properties", {})
+        for name, item in value.items():
+            if name in properties:
+                validate(item, properties[name], root, f"{where}.{name}")
+            elif "additionalProperties" in schema:
+                validate(item, schema["additionalProperties"], root, f"{where}.{name}")
+    if isinstance(value, list):
+        if "maxItems" in schema and len(value) > schema["maxItems"]:
+            raise Invalid(f"{where}: more than {schema['maxItems']} items")
+        if "minItems" in schema and len(value) < schema["minItems"]:
+            raise Invalid(f"{where}: fewer than {schema['minItems']} items")
+        if "items" in schema:
+            for index, item in enumerate(value):
+                validate(item, schema["items"], root, f"{where}[{index}]")
+    if isinstance(value, str):
+        if "maxLength" in schema and len(value) > schema["maxLength"]:
+            raise Invalid(f"{where}: longer than {schema['maxLength']}")
+        if "minLength" in schema and len(value) < schema["minLength"]:
+            raise Invalid(f"{where}: shorter than {schema['minLength']}")
+        if "pattern" in schema and not re.search(schema["pattern"], value):
+            raise Invalid(f"{where}: {value!r} does not match {schema['pattern']}")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if "minimum" in schema and value < schema["minimum"]:
+            raise Invalid(f"{where}: below {schema['minimum']}")
+        if "maximum" in schema and value > schema["maximum"]:
+            raise Invalid(f"{where}: above {schema['maximum']}")
+
+
+def load_schema() -> Json:
+    ref = resources.files("freezedebt_ci.analysis").joinpath("schema.json")
+    if not ref.is_file():
+        pytest.fail("freezedebt_ci/analysis/schema.json is not in the package")
+    return json.loads(ref.read_text(encoding="utf-8"))
+
+
+def check(document: Json) -> None:
+    schema = load_schema()
+    document = {k: v for k, v in document.items() if k != "_exit"}
+    validate(document, schema, schema)
+    try:
+        import jsonschema  # type: ignore[import-untyped]
+    except ImportError:
+        return
+    jsonschema.validate(document, schema)
+
+
+# -- analyses that touch every section ------------------------------------------------------------
+
+RICH_BASE = {
+    "src/app/__init__.py": "from .util import helper\n",
+    "src/app/util.py": "def helper(x):\n    return x * 2\n\n\nclass Box:\n    def get(self):\n"
+    "        return helper(1)\n",
+    "src/app/api.py": "from app import helper\n\n\ndef endpoint(x):\n    return helper(x)\n",
+    "src/app/old.py": "def legacy():\n    return 1\n",
+    "tests/conftest.py": "import pytest\n\n\n@pytest.fixture\ndef box():\n"
+    "    from app.util import Box\n\n    return Box()\n",
+    "tests/test_util.py": "from app.util import helper\n\n\ndef test_helper(box):\n"
+    "    assert helper(1) == box.get()\n",
+    "tests/fixtures/golden.json": "{}\n",
+    "freeze_ledger.toml": ledger(
+        [freeze("FRZ-1", "tests/test_util.py::test_helper", blocks=["helper"])]
+    ),
+    "oracle_map.toml": '[features.app]\nprod = ["src/app/**"]\noracle = ["tests/fixtures/**"]\n',
+}
+
+
+def rich(tmp_path: Path) -> Repo:
+    repo = Repo(tmp_path / "repo")
+    repo.base(RICH_BASE)
+    result = repo.cli("fixtures", "lock")
+    assert result.code == 0, result.stderr
+    repo.commit("lock", tag="base")
+    repo.mv("src/app/old.py", "src/app/new.py")
+    repo.write(
+        {
+            "src/app/util.py": RICH_BASE["src/app/util.py"].replace(
+                "def helper(x):", "def helper(x, y=0):"
+            ),
+            "src/app/broken.py": "def (:\n",
+            "tests/fixtures/golden.json": '{"changed": true}\n',
+            "tests/fixtures/extra.json": "[]\n",
+            "tests/test_util.py": RICH_BASE["tests/test_util.py"] + "\n\ndef test_more():\n"
+            "    assert helper(2)\n",
+            "assets/blob.bin": bytes(range(256)),
+            "README.md": "readme\n",
+        }
+    )
+    os.symlink("util.py", repo.root / "src/app/link.py")
+    repo.commit("patch")
+    return repo
+
+
+def test_schema_is_shipped_in_the_package() -> None:
+    schema = load_schema()
+    assert schema.get("$schema", "").startswith("https://json-schema.org/")
+    assert "freezedebt-analysis/1" in json.dumps(schema)
+
+
+def test_schema_is_package_data_of_the_distribution() -> None:
+    # a wheel carries only the package data pyproject.toml names: the schema must be among it
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    data = pyproject["tool"]["setuptools"].get("package-data", {})
+    patterns = [
+        p for key in ("freezedebt_ci", "freezedebt_ci.analysis", "*") for p in data.get(key, [])
+    ]
+    assert any(
+        re.fullmatch(p.replace(".", r"\.").replace("**/", "(.*/)?").replace("*", "[^/]*"), name)
+        for p in patterns
+        for name in ("analysis/schema.json", "schema.json")
+    ), f"schema.json is not package data: {data}"
+
+
+def test_rich_analysis_validates(tmp_path: Path) -> None:
+    repo = rich(tmp_path)
+    data = repo.analyze("--oracle-map", "oracle_map.toml")
+    assert data["problems"], "the rich patch is meant to raise findings"
+    check(data)
+
+
+def test_incomplete_analysis_validates(tmp_path: Path) -> None:
+    repo = rich(tmp_path)
+    result = repo.run("--json", "--budget", "0.000001")
+    assert result.code == 1
+    assert result.data["complete"] is False
+    check(result.data)
+
+
+def test_unchanged_analysis_validates(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.base({"src/a.py": "X = 1\n"})
+    check(repo.analyze())
+
+
+def test_schema_rejects_a_wrong_document() -> None:
+    # the validator and the schema are not vacuous
+    schema = load_schema()
+    with pytest.raises(Invalid):
+        validate({"format": "freezedebt-analysis/1"}, schema, schema)
+    with pytest.raises(Invalid):
+        validate(
+            {
+                "format": "freezedebt-analysis/1",
+                "class": "huge",
+                "complete": True,
+                "files": [],
+                "symbols": [],
+                "cone": [],
+                "fixtures": {"lock": None, "missing": [], "mutated": [], "unregistered": []},
+                "oracle": {"map": None, "co_modified": [], "unlabeled": []},
+                "problems": [],
+            },
+            schema,
+            schema,
+        )
+
+
+# -- the facts cache ---------------------------------------------------------------------------
+
+
+def without_timing(data: Json) -> Json:
+    data = dict(data)
+    data.pop("stats", None)
+    data.pop("_exit", None)
+    return data
+
+
+def test_second_run_parses_nothing_and_answers_the_same(tmp_path: Path) -> None:
+    repo = rich(tmp_path)
+    first = repo.analyze("--oracle-map", "oracle_map.toml", cache=True)
+    assert first["stats"]["files_parsed"] > 0
+    second = repo.analyze("--oracle-map", "oracle_map.toml", cache=True)
+    assert second["stats"]["files_parsed"] == 0
+    assert without_timing(second) == without_timing(first)
+
+
+def test_cache_follows_the_content(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.base({"src/app/__init__.py": "", "src/app/m.py": "def f():\n    return 1\n"})
+    repo.patch({"src/app/m.py": "def f():\n    return 2\n"})
+    assert [s["name"] for s in repo.analyze(cache=True)["symbols"]] == ["f"]
+    repo.patch({"src/app/m.py": "def f():\n    return 2\n\n\ndef g():\n    return 3\n"})
+    again = repo.analyze(cache=True)
+    assert sorted(s["name"] for s in again["symbols"]) == ["f", "g"]
+    assert again["stats"]["files_parsed"] >= 1
+
+
+def test_no_cache_run_parses_again(tmp_path: Path) -> None:
+    repo = rich(tmp_path)
+    repo.analyze(cache=True)
+    assert repo.analyze(cache=False)["stats"]["files_parsed"] > 0
+
+
+def test_corrupt_cache_is_not_fatal(tmp_path: Path) -> None:
+    repo = rich(tmp_path)
+    first = repo.analyze(cache=True)
+    git_dir = Path(repo.git("rev-parse", "--absolute-git-dir").strip())
+    written = [
+        p for p in git_dir.rglob("*") if p.is_file() and "freezedebt" in str(p.relative_to(git_dir))
+    ]
+    assert written, "the cache lives in the git directory"
+    for path in written:
+        path.write_bytes(b"\x00garbage")
+    again = repo.analyze(cache=True)
+    assert without_timing(again) == without_timing(first)
