@@ -3,7 +3,7 @@ Python version (``ast`` differs between versions) and the facts' own version sta
 
 from __future__ import annotations
 
-import json
+import marshal
 import os
 import tempfile
 from pathlib import Path
@@ -16,36 +16,38 @@ MAX_ENTRIES = 50_000
 
 
 class FactsCache:
-    """One JSON file per Python and facts version, in the repository's git directory."""
+    """One file per Python and facts version, in the repository's git directory."""
 
     def __init__(self, folder: Path | None) -> None:
-        self.path = folder / f"facts-py{PYTHON}-v{FACTS_VERSION}.json" if folder else None
-        self.entries: dict[str, dict[str, Any]] = {}
+        self.path = folder / f"facts-py{PYTHON}-v{FACTS_VERSION}.marshal" if folder else None
+        self.entries: dict[str, tuple[bool, Any]] = {}
         self.used: set[str] = set()
         self.added = 0
         self.loaded = 0
         if self.path is not None:
             try:
-                data = json.loads(self.path.read_bytes())
-            except (OSError, ValueError):
+                # Our own file in the git directory; what it holds is only read as tuples and
+                # strings, never run. A damaged or foreign file is ignored.
+                data = marshal.loads(self.path.read_bytes())  # noqa: S302
+            except (OSError, EOFError, ValueError, TypeError):
                 data = None
-            if isinstance(data, dict) and isinstance(data.get("facts"), dict):
-                self.entries = data["facts"]
+            if isinstance(data, dict):
+                self.entries = data
                 self.loaded = len(self.entries)
 
     def get(self, oid: str, *, with_digests: bool) -> Facts | None:
         entry = self.entries.get(oid)
-        if entry is None or (with_digests and not entry.get("d")):
+        if not isinstance(entry, tuple) or len(entry) != 2 or (with_digests and not entry[0]):
             return None
         try:
-            facts = Facts.from_json(entry["f"])
-        except (KeyError, TypeError, ValueError):
+            facts = Facts.from_record(entry[1])
+        except (TypeError, ValueError, IndexError, KeyError):
             return None
         self.used.add(oid)
         return facts
 
     def put(self, oid: str, facts: Facts, *, with_digests: bool) -> None:
-        self.entries[oid] = {"d": with_digests, "f": facts.to_json()}
+        self.entries[oid] = (with_digests, facts.to_record())
         self.used.add(oid)
         self.added += 1
 
@@ -62,8 +64,8 @@ class FactsCache:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".facts-")
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump({"facts": keep}, out, separators=(",", ":"))
+            with os.fdopen(fd, "wb") as out:
+                marshal.dump(keep, out)
             os.replace(tmp, self.path)
         except OSError:
             return

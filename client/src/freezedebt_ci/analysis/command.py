@@ -6,6 +6,7 @@ import argparse
 import datetime as dt
 import json
 import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from .engine import Options, analyze
 from .gitread import Git
 from .governance import lock_text, sha256
 
-EXIT_PASS, EXIT_BLOCK = 0, 1
+EXIT_PASS, EXIT_BLOCK, EXIT_ERROR = 0, 1, 2
 
 ANALYZE_EXAMPLE = """example:
   freezedebt-ci analyze --base origin/main --out analysis.json
@@ -109,7 +110,15 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
         budget=args.budget,
         cache=not args.no_cache,
     )
-    analysis = analyze(options)
+    try:
+        analysis = analyze(options)
+    except InputError:
+        raise
+    except Exception as exc:
+        # exit 1 means "a blocking finding": a failure of the analysis itself must not read so
+        traceback.print_exc()
+        print(f"freezedebt-ci: analyze failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_ERROR
     document = json.dumps(analysis, indent=2, sort_keys=True) + "\n"
     if args.out:
         try:

@@ -57,6 +57,7 @@ class FileChange:
     symbols: list[SymbolChange] = field(default_factory=list)
     docstring_only: bool = False
     all_changed: bool = False
+    reexports_removed: list[str] = field(default_factory=list)
 
 
 def _symbol_change(
@@ -85,11 +86,18 @@ def _symbol_change(
 
 
 def compare(
-    base: Facts | None, head: Facts | None, *, module: str, conftest: bool = False
+    base: Facts | None,
+    head: Facts | None,
+    *,
+    module: str,
+    conftest: bool = False,
+    interface: bool = True,
+    package: bool = False,
 ) -> FileChange:
     """How a file changed. ``None`` stands for a side where the file does not exist. A file that
     does not parse on either side is ``cross``: its changes cannot be seen, so they are not
-    assumed small."""
+    assumed small. ``interface`` is false for tests, which offer no interface to callers;
+    a ``package`` (``__init__.py``) also offers the names it imports."""
     for side, facts in (("base", base), ("head", head)):
         if facts is not None and facts.error:
             return FileChange(CROSS, [f"does not parse on the {side} side: {facts.error}"])
@@ -106,6 +114,9 @@ def compare(
         for q in sorted(old.symbols.keys() | new.symbols.keys())
         if (c := _symbol_change(q, old.symbols.get(q), new.symbols.get(q), module))
     ]
+    if not interface:
+        for c in changes:
+            c.public = False
     result = FileChange(LOCAL, symbols=changes)
     classes = [LOCAL]
     behaviour = changes
@@ -116,7 +127,17 @@ def compare(
         and old.symbols[q].nodoc == new.symbols[q].nodoc
     ]
     result.docstring_only = bool(docstring_edits) and not changes
-    if old.all != new.all:
+    if package and interface:
+        gone = sorted(
+            n
+            for n in set(old.exports) - set(new.exports)
+            if is_public(module, n) and n not in new.symbols
+        )
+        if gone:
+            result.reexports_removed = gone
+            classes.append(CONTRACT)
+            result.reasons.append(f"re-export removed: {', '.join(gone[:5])}")
+    if interface and old.all != new.all:
         result.all_changed = True
         classes.append(CONTRACT)
         result.reasons.append("__all__ changed")

@@ -44,7 +44,7 @@ from .governance import (
 from .index import COVERAGE, IMPORT, NAME, UNIQUE, Index, Module, key
 from .reach import read_contexts
 from .reading import Clock, OutOfTime, Reader
-from .testrefs import Tests, is_test_file
+from .testrefs import Closure, Tests, is_test_file
 
 FORMAT = "freezedebt-analysis/1"
 PRODUCTION, TEST, FIXTURE, OTHER = "production", "test", "fixture", "other"
@@ -152,6 +152,9 @@ class Analysis:
         self.changed: dict[str, Changed_] = {}
         self.moved: dict[str, str] = {}
         self.stats: dict[str, float] = {}
+        self.reexports_removed: list[str] = []
+        #: (path, qualname) of test-tree definitions the patch added or edited
+        self.changed_tests: set[tuple[str, str]] = set()
 
     # -- inputs ------------------------------------------------------------------------------
 
@@ -282,6 +285,11 @@ class Analysis:
                 entry["class"] = COSMETIC if _is_doc(change.path) else LOCAL
                 entry["reasons"] = ["not Python: its content is not compared"]
                 continue
+            if kind == FIXTURE and PurePosixPath(change.path).name != "conftest.py":
+                # a golden file that happens to end in .py is data the lock judges, not code
+                entry["class"] = LOCAL
+                entry["reasons"] = ["fixture data: judged by the fixture lock, not as code"]
+                continue
             base_facts = reader.facts_of(old.oid, with_digests=True) if old else None
             head_facts = reader.facts_of(new.oid, with_digests=True) if new else None
             for where, facts in (
@@ -305,9 +313,24 @@ class Analysis:
                 changed.extend(Changed_(old_path, old_module, sc) for sc in gone.symbols)
             else:
                 conftest = PurePosixPath(change.path).name == "conftest.py"
-                fc = compare(base_facts, head_facts, module=module, conftest=conftest)
+                fc = compare(
+                    base_facts,
+                    head_facts,
+                    module=module,
+                    conftest=conftest,
+                    interface=production,
+                    package=production and change.path.endswith("__init__.py"),
+                )
+                if change.old_path and old and new and old.oid == new.oid:
+                    fc.reasons = [f"moved from {change.old_path}, content identical"]
             entry["class"] = fc.klass
             entry["reasons"] = fc.reasons
+            for name in fc.reexports_removed:
+                self.reexports_removed.append(key(module, name))
+            if not production:
+                self.changed_tests.update(
+                    (change.path, sc.qualname) for sc in fc.symbols if sc.change != REMOVED
+                )
             if fc.docstring_only:
                 entry["docstring_only"] = True
             if fc.all_changed:
@@ -319,16 +342,26 @@ class Analysis:
         self.result["skipped"] = skipped
         self.files = files
         self.changed = {key(c.module, c.change.qualname): c for c in changed}
-        # a definition that left one place and arrived unchanged at another moved
-        removed = {
-            c.change.base.digest: k
-            for k, c in self.changed.items()
-            if c.change.change == REMOVED and c.change.base is not None
-        }
+
+        # A definition that left one place and arrived unchanged at another moved: matched by
+        # its name, kind and digest, one to one (a class's digest leaves out its methods, so
+        # plain classes alike in body are told apart by their names).
+        def move_key(c: Changed_) -> tuple[str, str, str] | None:
+            side = c.change.base if c.change.change == REMOVED else c.change.head
+            if side is None:
+                return None
+            return (c.change.qualname.rsplit(".", 1)[-1], c.change.kind, side.digest)
+
+        sides: dict[tuple[str, str, str], dict[str, list[str]]] = defaultdict(
+            lambda: {ADDED: [], REMOVED: []}
+        )
         for k, c in self.changed.items():
-            head = c.change.head
-            if c.change.change == ADDED and head is not None and head.digest in removed:
-                self.moved[k] = removed[head.digest]
+            mark = move_key(c) if c.change.change in (ADDED, REMOVED) else None
+            if mark is not None:
+                sides[mark][c.change.change].append(k)
+        for pair in sides.values():
+            if len(pair[ADDED]) == 1 and len(pair[REMOVED]) == 1:
+                self.moved[pair[ADDED][0]] = pair[REMOVED][0]
 
     # -- 2. callers, and 3. the tests that name each symbol ---------------------------------
 
@@ -355,13 +388,26 @@ class Analysis:
         test_entries = {
             p: e
             for p, e in self.head_tree.items()
-            if e.is_file and p.endswith(".py") and self.layout.kind(p) in (TEST, FIXTURE)
+            if e.is_file
+            and p.endswith(".py")
+            and (
+                self.layout.kind(p) == TEST
+                or (self.layout.kind(p) == FIXTURE and PurePosixPath(p).name == "conftest.py")
+            )
         }
         self.tests = Tests(test_entries, self.reader)
         interest = set(self.changed) | callers
-        lasts = {k.split(":", 1)[1].split(".")[-1] for k in interest}
-        self.tests.ensure(self.index.spellings(lasts))
-        self.tests.ensure(k.split(":", 1)[1].split(".")[0] for k in interest)
+        # What a test that reaches a target must spell: a function's name; a method's class
+        # (a method is only found with its class named, unless its name is the project's own)
+        needles: set[str] = set()
+        for target in interest:
+            parts = target.split(":", 1)[1].split(".")
+            if len(parts) == 1 or self.index.unique(parts[-1]):
+                needles.add(parts[-1])
+            if len(parts) > 1:
+                needles.add(parts[-2])
+        gates = self.index.gates({k.split(":", 1)[0] for k in interest})
+        self.tests.ensure(self.index.spellings(needles), gates)
         self.every_test = self.tests.tests()
         self.reach: _Reach | None = None
         self.result["reach"] = "off"
@@ -381,6 +427,22 @@ class Analysis:
                     self._by_name[name].add(nodeid)
         return self._by_name
 
+    def _resolves(self, closure: Closure, target: str, names: set[str]) -> bool:
+        """Whether a chain of the test's closure resolves, through its file's imports and the
+        project's re-exports, to ``target`` (``import click; click.edit()`` reaches
+        ``click.termui:edit``)."""
+        for tf, symbol in closure.members:
+            for chain in (*symbol.calls, *symbol.uses):
+                parts = chain.split(".")
+                if parts[-1] not in names:
+                    continue
+                binding = tf.bindings.get(parts[0])
+                if binding is None:
+                    continue
+                if self.index.resolve_dotted(".".join([binding, *parts[1:]])) == target:
+                    return True
+        return False
+
     def tests_of(self, target: str) -> dict[str, str]:
         """The tests that name ``module:qualname``, with their evidence. A test counts when it
         (with its fixtures and helpers) names the symbol and imports its top package; a method
@@ -394,8 +456,9 @@ class Analysis:
         parts = qualname.split(".")
         last = parts[-1]
         owner = parts[-2] if len(parts) > 1 else None
+        owner_path = ".".join(parts[:-1])
         top = module.split(".")[0]
-        unique = len(self.index.definers.get(last, ())) <= 1
+        unique = self.index.unique(last) or not self.index.definers.get(last)
         spelled = self.index.spellings([last])  # re-exported under other names too
         by_name = self._tests_by_name()
         if qualname == "<module>":
@@ -406,7 +469,7 @@ class Analysis:
             tf, symbol, klass = self.every_test[nodeid]
             closure = self.tests.closure(nodeid, tf, symbol, klass)
             if qualname == "<module>":
-                if closure.imports(module, ""):
+                if closure.imports(module):
                     found[nodeid] = IMPORT
                 continue
             if owner and owner not in closure.names and not unique:
@@ -415,7 +478,11 @@ class Analysis:
                 continue  # a method is reached as an attribute; a bare name is something else
             if not any(top in f.tops or f.relative for f in closure.files):
                 continue
-            imported = closure.imports(module, qualname)
+            imported = closure.imports(module) or self._resolves(
+                closure,
+                key(module, owner_path) if owner else target,
+                self.index.spellings([owner]) if owner else spelled,
+            )
             if not unique and not imported:
                 continue  # another definition of that name is the likelier one
             found[nodeid] = IMPORT if imported else UNIQUE
@@ -437,14 +504,14 @@ class Analysis:
             # one frozen parameter case leaves the test's other cases running
             if freeze.test and "[" not in freeze.test:
                 frozen_tests[freeze.test].append(freeze.id)
-        self.candidate_files = sorted(
-            c.path
-            for c in self.changes
-            if c.status != "D"
-            and is_test_file(c.path, settings.tests)
-            and not (c.status == "R" and c.score == 100)  # moved whole: still inherited
-        )
-        candidates = set(self.candidate_files)
+        # Candidate tests (seed 001): those the patch wrote or edited, or whose fixtures or
+        # helpers it wrote or edited; the rest is inherited evidence.
+        self.candidate_files = sorted({path for path, _ in self.changed_tests})
+
+        def candidate(nodeid: str) -> bool:
+            tf, symbol, klass = self.every_test[nodeid]
+            closure = self.tests.closure(nodeid, tf, symbol, klass)
+            return any((f.path, s.qualname) in self.changed_tests for f, s in closure.members)
 
         symbols: list[dict[str, Any]] = []
         self.untested: set[str] = set()
@@ -464,7 +531,9 @@ class Analysis:
             only_frozen = bool(tests) and all(t in frozen_tests for t in tests)
             if only_frozen:
                 frozen_by.update(i for t in tests for i in frozen_tests[t])
-            candidate_only = bool(tests) and all(t.split("::", 1)[0] in candidates for t in tests)
+            candidate_only = bool(tests) and all(
+                t in self.every_test and candidate(t) for t in tests
+            )
             item: dict[str, Any] = {
                 "path": c.path,
                 "module": c.module,
@@ -498,7 +567,7 @@ class Analysis:
                 self.frozen.append(target)
             if candidate_only:
                 self.candidate_only.append(target)
-            if sc.contract and target not in self.moved.values():
+            if sc.contract:  # a moved symbol is still gone from its old import path
                 self.contract.append(target)
         self.result["symbols"] = symbols
         self.result["candidates"] = self.candidate_files
@@ -614,16 +683,16 @@ class Analysis:
                     self.untested,
                 )
             )
-        if self.contract or self.all_changed_modules:
-            changed = sorted(self.contract) or self.all_changed_modules
-            shown = ", ".join(changed[:5]) + (" …" if len(changed) > 5 else "")
+        interface = sorted({*self.contract, *self.reexports_removed, *self.all_changed_modules})
+        if interface:
+            shown = ", ".join(interface[:5]) + (" …" if len(interface) > 5 else "")
             out.append(
                 _problem(
                     "contract-change",
                     policy,
                     f"public interface changed: {shown}; impact cone: "
                     f"{_count(self.cone_count, 'public entry', 'public entries')}",
-                    [*self.contract, *self.all_changed_modules],
+                    interface,
                 )
             )
         check = self.lock_check
@@ -693,6 +762,7 @@ class Analysis:
                 step()
             result["problems"] = self._problems()
         except OutOfTime:
+            result["class"] = CROSS  # fail closed: what was not read may be anything
             self.incomplete_reason = (
                 f"the budget of {self.options.budget:g} s ran out: what was not reached by "
                 "then is not in this analysis"

@@ -9,11 +9,11 @@ import hashlib
 import sys
 import warnings
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 #: Bumped whenever the facts below change meaning, so cached facts of older versions are unused.
-FACTS_VERSION = 4
+FACTS_VERSION = 5
 PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 #: Calls whose first argument names a target by a dotted string (``mock.patch("a.b.c")``).
@@ -97,14 +97,21 @@ class Symbol:
     fixture: str | None = None
     autouse: bool = False
     usefixtures: list[str] = field(default_factory=list)
+    #: names the body binds itself (parameters, assignments, loop and ``with`` targets): a
+    #: use of one of them is of the local, not of an import of that name
+    locals: list[str] = field(default_factory=list)
+    _names: frozenset[str] | None = field(default=None, repr=False, compare=False)
 
-    def names(self) -> set[str]:
+    def names(self) -> frozenset[str]:
         """Every identifier the definition mentions (each part of each chain, keywords, the
-        parts of patched targets)."""
-        out: set[str] = set(self.words)
-        for chain in (*self.calls, *self.uses):
-            out.update(p for p in chain.split(".") if p)
-        return out
+        parts of patched targets); computed once."""
+        if self._names is None:
+            out: set[str] = set(self.words)
+            for chain in (*self.calls, *self.uses):
+                out.update(chain.split("."))
+            out.discard("")
+            self._names = frozenset(out)
+        return self._names
 
     def attributes(self) -> set[str]:
         """The identifiers the definition reaches as attributes (``x.name``), keywords and
@@ -141,26 +148,52 @@ class Facts:
     star: list[tuple[int, str]] = field(default_factory=list)
     symbols: dict[str, Symbol] = field(default_factory=dict)
     module: Symbol | None = None
+    #: the names the module's top-level imports bind (a package re-exports them)
+    exports: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_record(self) -> tuple[Any, ...]:
+        """Plain tuples, lists and strings (what ``marshal`` writes and reads fast): the
+        fields in their declared order."""
+        return (
+            self.error,
+            self.digest,
+            self.nodoc,
+            self.toplevel,
+            self.imports_ordered,
+            self.imports_set,
+            self.all,
+            [(i.local, i.level, i.module, i.name) for i in self.imports],
+            [tuple(s) for s in self.star],
+            [_symbol_record(s) for s in self.symbols.values()],
+            _symbol_record(self.module) if self.module else None,
+            self.exports,
+        )
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Facts:
-        module = data.get("module")
+    def from_record(cls, record: tuple[Any, ...]) -> Facts:
+        (error, digest, nodoc, toplevel, ordered, unordered, names, imports, star, symbols,
+         module, exports) = record  # fmt: skip
         return cls(
-            error=data["error"],
-            digest=data["digest"],
-            nodoc=data["nodoc"],
-            toplevel=data["toplevel"],
-            imports_ordered=data["imports_ordered"],
-            imports_set=data["imports_set"],
-            all=data["all"],
-            imports=[Import(**i) for i in data["imports"]],
-            star=[(int(level), str(name)) for level, name in data["star"]],
-            symbols={k: Symbol(**v) for k, v in data["symbols"].items()},
-            module=Symbol(**module) if module else None,
+            error,
+            digest,
+            nodoc,
+            toplevel,
+            ordered,
+            unordered,
+            names,
+            [Import(*i) for i in imports],
+            [(int(level), str(name)) for level, name in star],
+            {s[0]: Symbol(*s) for s in symbols},
+            Symbol(*module) if module else None,
+            exports,
         )
+
+
+_SYMBOL_FIELDS = tuple(f.name for f in fields(Symbol) if not f.name.startswith("_"))
+
+
+def _symbol_record(symbol: Symbol) -> tuple[Any, ...]:
+    return tuple(getattr(symbol, name) for name in _SYMBOL_FIELDS)
 
 
 class _Uses(ast.NodeVisitor):
@@ -173,6 +206,17 @@ class _Uses(ast.NodeVisitor):
         self.words: set[str] = set()
         self.targets: set[str] = set()
         self.imports: list[ast.Import | ast.ImportFrom] = []
+        self.stored: set[str] = set()
+
+    def visit_arg(self, node: ast.arg) -> None:
+        self.stored.add(node.arg)
+        if node.annotation is not None:
+            self.visit(node.annotation)
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        if node.name:
+            self.stored.add(node.name)
+        self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
         return None  # nothing to collect; NodeVisitor's default here is a slow compatibility shim
@@ -232,7 +276,10 @@ class _Uses(ast.NodeVisitor):
             self._visit_root(node)
 
     def visit_Name(self, node: ast.Name) -> None:
-        self.uses.add(node.id)
+        if isinstance(node.ctx, ast.Store | ast.Del):
+            self.stored.add(node.id)
+        else:
+            self.uses.add(node.id)
 
 
 def _decorator_name(node: ast.expr) -> str:
@@ -327,6 +374,7 @@ class _Extractor:
         symbol.uses = sorted(visitor.uses - visitor.calls)
         symbol.words = sorted(visitor.words)
         symbol.targets = sorted(visitor.targets)
+        symbol.locals = sorted(visitor.stored)
         self.imports.extend(visitor.imports)
 
     def function(
@@ -442,6 +490,9 @@ def extract(source: bytes, *, with_digests: bool = True) -> Facts:
         elif not _assigns_all(stmt):  # __all__ is compared on its own, as the interface
             toplevel.append(stmt)
     facts.symbols = extractor.symbols
+    module = Symbol("<module>", "module", 1, len(source.splitlines()) or 1, 1)
+    extractor.uses_of(toplevel, module)  # before the imports: it finds those in try/if blocks
+    facts.module = module
 
     # every import at any depth: one inside a function still binds how that code reaches a module
     for node in [*top_imports, *extractor.imports]:
@@ -463,10 +514,14 @@ def extract(source: bytes, *, with_digests: bool = True) -> Facts:
                         )
                     )
     facts.all = _all_names(tree)
-
-    module = Symbol("<module>", "module", 1, len(source.splitlines()) or 1, 1)
-    extractor.uses_of(toplevel, module)
-    facts.module = module
+    facts.exports = sorted(
+        {
+            alias.asname or alias.name.split(".")[0]
+            for node in top_imports
+            for alias in node.names
+            if alias.name != "*"
+        }
+    )
     if with_digests:
         # The module's digests are made of its parts' (each node is dumped once per side):
         # its docstring, imports, module-level code and every definition in order.

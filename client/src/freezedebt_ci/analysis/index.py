@@ -3,6 +3,7 @@ definitions call or use which, resolved through each module's imports."""
 
 from __future__ import annotations
 
+import io
 import re
 from collections import defaultdict
 from collections.abc import Iterable
@@ -11,6 +12,13 @@ from dataclasses import dataclass
 from .facts import Facts, Symbol
 from .reading import Reader
 
+#: Attribute names of the built-in types and files: a call of one says nothing of its class.
+BUILTIN_METHODS = frozenset(
+    name
+    for kind in (object, str, bytes, bytearray, list, dict, set, frozenset, tuple, int, float,
+                 complex, io.TextIOWrapper, io.BufferedReader, io.BytesIO, BaseException)
+    for name in dir(kind)
+)  # fmt: skip
 #: Evidence of a caller or a test, strongest first.
 IMPORT, SELF, UNIQUE, NAME, COVERAGE = "import", "self", "unique-name", "name", "coverage"
 
@@ -153,10 +161,16 @@ class Index:
         return None
 
     def resolve(
-        self, module: Module, chain: str, owner: str | None, called: bool
+        self,
+        module: Module,
+        chain: str,
+        owner: str | None,
+        called: bool,
+        local: frozenset[str] = frozenset(),
     ) -> tuple[str, str] | None:
         """What a chain used inside ``module`` refers to: ``(target, evidence)``, where the
-        target is ``module:qualname`` or ``.name`` for an attribute name alone."""
+        target is ``module:qualname`` or ``.name`` for an attribute name alone. ``local`` are
+        the names the using definition binds itself, which shadow imports and globals."""
         facts = module.facts
         assert facts is not None  # noqa: S101 - only parsed modules are resolved
         parts = chain.split(".")
@@ -168,6 +182,9 @@ class Index:
             if len(parts) == 2 and qualname in facts.symbols:
                 return key(module.name, qualname), SELF
             return (f".{parts[-1]}", NAME) if called else None
+        if root in local:
+            # a local of unknown type: only its attribute name says anything
+            return (f".{parts[-1]}", NAME) if called and len(parts) > 1 else None
         binding = self.bindings(module).get(root)
         if binding is not None:
             target = self.resolve_dotted(".".join([binding, *parts[1:]]))
@@ -212,20 +229,23 @@ class Index:
             for symbol in symbols:
                 caller = key(name, symbol.qualname)
                 owner = _owner(symbol, facts)
+                local = frozenset(symbol.locals) if symbol.kind != "module" else frozenset()
                 for chains, called in ((symbol.calls, True), (symbol.uses, False)):
                     for chain in chains:
                         parts = chain.split(".")
                         if parts[0] not in aliased and not any(p in spelled for p in parts):
                             continue
-                        hit = self.resolve(module, chain, owner, called)
+                        hit = self.resolve(module, chain, owner, called, local)
                         if hit is None:
                             continue
                         target, evidence = hit
                         targets: set[str]
                         if target.startswith("."):
-                            targets = by_name.get(target[1:], set())
-                            definers = self.definers.get(target[1:], set())
-                            evidence = UNIQUE if len(definers) == 1 else NAME
+                            attribute = target[1:]
+                            if attribute.startswith("__"):
+                                continue  # super().__init__() and the like name no class
+                            targets = by_name.get(attribute, set())
+                            evidence = UNIQUE if self.unique(attribute) else NAME
                         else:
                             targets = {t for t in wanted if target == t}
                             # a call of a class reaches its __init__
@@ -238,6 +258,32 @@ class Index:
                             if before is None or rank.index(evidence) < rank.index(before):
                                 found[t][caller] = evidence
         return found
+
+    def gates(self, modules: Iterable[str]) -> set[str]:
+        """The top packages through which code can import ``modules``: their own, and those of
+        modules that re-export them (``os`` binds ``posixpath`` as ``path``)."""
+        wanted = set(modules)
+        out = {m.split(".")[0] for m in wanted if m}
+        for name in self.parsed:
+            module = self.modules[name]
+            for local, target in self.bindings(module).items():
+                # ``import posixpath as path`` offers the module under a new name; a package
+                # offers the names it imports; ``import shutil`` only uses it
+                renamed = (
+                    target in wanted
+                    and local != target.rsplit(".", 1)[-1]
+                    and not local.startswith("_")
+                )
+                offered = module.package and any(target.startswith(m + ".") for m in wanted)
+                if renamed or offered:
+                    out.add(name.split(".")[0])
+                    break
+        return out
+
+    def unique(self, name: str) -> bool:
+        """Whether an attribute name alone points at one definition: the project defines it
+        once, and it is not a method of the built-in types (``items.append`` is a list's)."""
+        return len(self.definers.get(name, ())) == 1 and name not in BUILTIN_METHODS
 
     def importers(self, module_name: str) -> set[str]:
         """Modules that import ``module_name`` (or a name from it)."""

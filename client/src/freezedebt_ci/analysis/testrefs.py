@@ -3,8 +3,9 @@ helpers mention, and the files those live in."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from .facts import Facts, Symbol
@@ -29,7 +30,24 @@ class TestFile:
     tops: set[str]
     relative: bool
     aliases: dict[str, str]
+    #: every module the file imports, with their parent packages, and what it patches by
+    #: dotted name: ``module in reaches`` says the file can reach a symbol of ``module``
+    reaches: frozenset[str] = frozenset()
     support: list[TestFile] | None = None
+    #: local name -> the dotted name an absolute import binds it to
+    bindings: dict[str, str] = field(default_factory=dict)
+    fixtures: dict[str, Symbol] = field(default_factory=dict)
+    autouse: list[Symbol] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        for imp in self.facts.imports:
+            if imp.local and not imp.level:
+                self.bindings[imp.local] = f"{imp.module}.{imp.name}" if imp.name else imp.module
+        for symbol in self.facts.symbols.values():
+            if symbol.fixture and symbol.fixture not in self.fixtures:
+                self.fixtures[symbol.fixture] = symbol
+            if symbol.autouse:
+                self.autouse.append(symbol)
 
 
 @dataclass(slots=True)
@@ -40,17 +58,13 @@ class Closure:
     names: set[str]
     attributes: set[str]
     files: list[TestFile]
+    reaches: frozenset[str] = frozenset()
+    members: list[tuple[TestFile, Symbol]] = field(default_factory=list)
 
-    def imports(self, module: str, qualname: str) -> bool:
-        """Whether one of the files imports ``module`` (or the symbol), or patches it by name."""
-        dotted_path = f"{module}.{qualname}"
-        for tf in self.files:
-            if imports_module(tf, module):
-                return True
-            for symbol in tf.facts.symbols.values():
-                if any(t == dotted_path or t.startswith(module + ".") for t in symbol.targets):
-                    return True
-        return False
+    def imports(self, module: str) -> bool:
+        """Whether one of the files imports ``module`` (or a name from it), or patches a name
+        of it by dotted string."""
+        return module in self.reaches
 
 
 class Tests:
@@ -62,6 +76,9 @@ class Tests:
         self.files: dict[str, TestFile] = {}
         self.searched: set[str] = set()
         self.closures: dict[str, Closure] = {}
+        self._steps: dict[tuple[str, str], _Step] = {}
+        self._class_cache: dict[tuple[str, str], list[tuple[TestFile, Symbol]]] = {}
+        self._conftest_cache: dict[str, list[TestFile]] = {}
         reader.load(e.oid for e in files.values())
         for path in files:
             if PurePosixPath(path).name == "conftest.py":
@@ -85,7 +102,7 @@ class Tests:
                 aliases[imp.local] = imp.name
         for symbol in [*facts.symbols.values(), *([facts.module] if facts.module else [])]:
             tops.update(t.split(".")[0] for t in symbol.targets)
-        self.files[path] = TestFile(path, facts, tops, relative, aliases)
+        self.files[path] = TestFile(path, facts, tops, relative, aliases, reaches_of(facts))
 
     def _support(self, tf: TestFile) -> list[TestFile]:
         """Test-support modules a test file imports (``from helpers import build``): files of
@@ -111,22 +128,35 @@ class Tests:
                             tf.support.append(self.files[candidate])
         return tf.support
 
-    def ensure(self, names: Iterable[str]) -> None:
-        """Parse every test-tree file that could reach one of ``names``: those that spell it,
-        then, in turn, those that spell a fixture or helper that reaches it."""
+    def ensure(self, names: Iterable[str], gates: Iterable[str]) -> None:
+        """Parse every test-tree file that could reach one of ``names``: those that spell one
+        and also spell one of ``gates`` (the top packages a test must import to reach them;
+        relative imports pass), then, in turn, those that spell a fixture or helper of those
+        that reaches them."""
         new = {n for n in names if n and n not in self.searched}
+        gate: re.Pattern[bytes] | None = None
+        if gates:
+            gate = re.compile(words(gates).pattern + rb"|\bfrom \.")
         for _round in range(8):
             if not new:
                 break
             self.searched |= new
             needle = words(new)
             for path, entry in self.entries.items():
-                if path not in self.files and needle.search(self.reader.bytes.get(entry.oid, b"")):
+                if path in self.files:
+                    continue
+                data = self.reader.bytes.get(entry.oid, b"")
+                if needle.search(data) and (gate is None or gate.search(data)):
                     self._parse(path)
+            gate = None  # a file reached through a fixture or helper need not import anything
             more: set[str] = set()
             for tf in list(self.files.values()):
                 for qualname, symbol in tf.facts.symbols.items():
                     if symbol.kind == "class" or not symbol.names() & self.searched:
+                        continue
+                    # other files reach a fixture by its name, and a helper module's function
+                    # or class by import; a test, or a method, only from its own file
+                    if not symbol.fixture and ("." in qualname or qualname.startswith("test")):
                         continue
                     if symbol.autouse:  # reaches every test below its file's folder
                         folder = str(PurePosixPath(tf.path).parent)
@@ -135,7 +165,8 @@ class Tests:
                                 self._parse(path)
                     more.add(symbol.fixture or qualname.rsplit(".", 1)[-1])
             new = more - self.searched
-        self.closures.clear()
+        for cache in (self.closures, self._steps, self._class_cache, self._conftest_cache):
+            cache.clear()
 
     def tests(self) -> dict[str, tuple[TestFile, Symbol, str | None]]:
         """Every test function: node id (without parameters) to its file, symbol and class."""
@@ -151,34 +182,70 @@ class Tests:
                 out[f"{tf.path}::{qualname.replace('.', '::')}"] = (tf, symbol, owner)
         return out
 
+    def _conftests(self, tf: TestFile) -> list[TestFile]:
+        """The conftest files that apply to a test file, nearest first."""
+        found = self._conftest_cache.get(tf.path)
+        if found is None:
+            found = []
+            for folder in PurePosixPath(tf.path).parents:
+                conf = "conftest.py" if str(folder) == "." else f"{folder}/conftest.py"
+                other = self.files.get(conf)
+                if other is not None and other is not tf:
+                    found.append(other)
+            self._conftest_cache[tf.path] = found
+        return found
+
     def _fixture(self, tf: TestFile, name: str) -> list[tuple[TestFile, Symbol]]:
         """The fixture ``name`` as seen from a test file: its own, then the nearest conftest."""
-        for symbol in tf.facts.symbols.values():
-            if symbol.fixture == name:
-                return [(tf, symbol)]
-        folder = PurePosixPath(tf.path).parent
-        while True:
-            conf = "conftest.py" if str(folder) == "." else f"{folder}/conftest.py"
-            other = self.files.get(conf)
-            if other is not None:
-                for symbol in other.facts.symbols.values():
-                    if symbol.fixture == name:
-                        return [(other, symbol)]
-            if str(folder) == ".":
-                return []
-            folder = folder.parent
+        for place in (tf, *self._conftests(tf)):
+            symbol = place.fixtures.get(name)
+            if symbol is not None:
+                return [(place, symbol)]
+        return []
 
     def _autouse(self, tf: TestFile) -> list[tuple[TestFile, Symbol]]:
-        found = [(tf, s) for s in tf.facts.symbols.values() if s.autouse]
-        folder = PurePosixPath(tf.path).parent
-        while True:
-            conf = "conftest.py" if str(folder) == "." else f"{folder}/conftest.py"
-            other = self.files.get(conf)
-            if other is not None:
-                found += [(other, s) for s in other.facts.symbols.values() if s.autouse]
-            if str(folder) == ".":
-                return found
-            folder = folder.parent
+        return [(f, s) for f in (tf, *self._conftests(tf)) for s in f.autouse]
+
+    def _step(self, file: TestFile, sym: Symbol) -> _Step:
+        """One definition's own names and what it leads to (fixtures, helpers), once."""
+        mark = (file.path, sym.qualname)
+        step = self._steps.get(mark)
+        if step is not None:
+            return step
+        mentioned = sym.names()
+        names = set(mentioned)
+        names.update(file.aliases[n] for n in mentioned if n in file.aliases)
+        deps: list[tuple[TestFile, Symbol]] = []
+        for param in (*sym.params, *sym.usefixtures):
+            deps.extend(self._fixture(file, param))
+        support = self._support(file)
+        for name in mentioned:
+            helper = file.facts.symbols.get(name)
+            if helper is not None and helper is not sym:
+                deps.append((file, helper))
+            for helper_file in support:
+                found = helper_file.facts.symbols.get(file.aliases.get(name, name))
+                if found is not None:
+                    deps.append((helper_file, found))
+        step = _Step(frozenset(names), frozenset(sym.attributes()), tuple(deps))
+        self._steps[mark] = step
+        return step
+
+    def _class_parts(self, tf: TestFile, owner: str) -> list[tuple[TestFile, Symbol]]:
+        """A test method's class, its fixtures and its set-up methods."""
+        mark = (tf.path, owner)
+        parts = self._class_cache.get(mark)
+        if parts is None:
+            parts = []
+            klass = tf.facts.symbols.get(owner)
+            if klass is not None:
+                parts.append((tf, klass))
+            for qualname, other in tf.facts.symbols.items():
+                tail = qualname.rsplit(".", 1)[-1]
+                if qualname.startswith(owner + ".") and (other.fixture or tail in _SETUPS):
+                    parts.append((tf, other))
+            self._class_cache[mark] = parts
+        return parts
 
     def closure(self, nodeid: str, tf: TestFile, symbol: Symbol, owner: str | None) -> Closure:
         """What a test reaches: its own names, its class's, its fixtures' (its file's, then
@@ -192,49 +259,57 @@ class Tests:
         attributes: set[str] = set()
         files: dict[str, TestFile] = {}
         seen: set[tuple[str, str]] = set()
+        members: list[tuple[TestFile, Symbol]] = []
         todo: list[tuple[TestFile, Symbol]] = [(tf, symbol), *self._autouse(tf)]
         if owner:
-            klass = tf.facts.symbols.get(owner)
-            if klass is not None:
-                todo.append((tf, klass))
-            for qualname, other in tf.facts.symbols.items():
-                tail = qualname.rsplit(".", 1)[-1]
-                if qualname.startswith(owner + ".") and (other.fixture or tail in _SETUPS):
-                    todo.append((tf, other))
+            todo.extend(self._class_parts(tf, owner))
         while todo:
             file, sym = todo.pop()
             mark = (file.path, sym.qualname)
             if mark in seen:
                 continue
             seen.add(mark)
+            members.append((file, sym))
             files[file.path] = file
-            mentioned = sym.names()
-            names |= mentioned
-            attributes |= sym.attributes()
-            names.update(file.aliases[n] for n in mentioned if n in file.aliases)
-            for param in (*sym.params, *sym.usefixtures):
-                todo.extend(self._fixture(file, param))
-            support = self._support(file)
-            for name in mentioned:
-                helper = file.facts.symbols.get(name)
-                if helper is not None and helper is not sym:
-                    todo.append((file, helper))
-                for helper_file in support:
-                    found = helper_file.facts.symbols.get(file.aliases.get(name, name))
-                    if found is not None:
-                        todo.append((helper_file, found))
-        closure = Closure(names, attributes, list(files.values()))
+            step = self._step(file, sym)
+            names |= step.names
+            attributes |= step.attributes
+            todo.extend(step.deps)
+        closure = Closure(
+            names,
+            attributes,
+            list(files.values()),
+            frozenset().union(*(f.reaches for f in files.values())),
+            members,
+        )
         self.closures[nodeid] = closure
         return closure
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    names: frozenset[str]
+    attributes: frozenset[str]
+    deps: tuple[tuple[TestFile, Symbol], ...]
 
 
 _SETUPS = frozenset(("setUp", "setup_method", "setUpClass", "setup_class"))
 
 
-def imports_module(tf: TestFile, module: str) -> bool:
-    return any(
-        imp.module == module
-        or imp.module.startswith(module + ".")
-        or f"{imp.module}.{imp.name}" == module
-        for imp in tf.facts.imports
-    )
+def _prefixes(dotted_name: str) -> list[str]:
+    """``a.b.c`` → ``a``, ``a.b``, ``a.b.c``."""
+    parts = dotted_name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+
+def reaches_of(facts: Facts) -> frozenset[str]:
+    out: set[str] = set()
+    for imp in facts.imports:
+        if imp.module:
+            out.update(_prefixes(imp.module))
+            if imp.name:
+                out.add(f"{imp.module}.{imp.name}")
+    for symbol in [*facts.symbols.values(), *([facts.module] if facts.module else [])]:
+        for target in symbol.targets:
+            out.update(_prefixes(target)[:-1])
+    return frozenset(out)
