@@ -440,6 +440,26 @@ def test_autouse_fixture_main_already_had_is_not_candidate_only(tmp_path: Path) 
     assert "candidate-only" not in codes(data), items(data, "candidate-only")
 
 
+def test_unchanged_test_naming_the_symbol_beside_a_new_autouse_fixture_is_inherited(
+    tmp_path: Path,
+) -> None:
+    # packaging cf100d20: the patch adds an autouse fixture that every test now passes
+    # through, but a test main already had names helper itself: inherited evidence
+    repo = Repo(tmp_path / "repo")
+    repo.base(
+        {
+            "src/app/__init__.py": "",
+            "src/app/util.py": UTIL,
+            "tests/test_thing.py": "from app.util import helper\n\n\n"
+            "def test_thing():\n    assert helper(1)\n",
+        }
+    )
+    repo.patch({"src/app/util.py": UTIL.replace("x * 2", "x * 3"), "tests/conftest.py": AUTOUSE})
+    data = repo.analyze()
+    assert "tests/test_thing.py::test_thing" in symbol(data, "app.util", "helper")["tests"]
+    assert "candidate-only" not in codes(data), items(data, "candidate-only")
+
+
 # -- 8. a test function's parameters are not a public interface ----------------------------------
 
 

@@ -144,11 +144,18 @@ def compare(
     contract = [c for c in changes if c.contract]
     if contract:
         classes.append(CONTRACT)
-        typed = all(c.types_only for c in contract)
-        names = ", ".join(c.qualname for c in contract[:5])
-        result.reasons.append(
-            f"public interface changed ({'types-only' if typed else 'signature'}): {names}"
-        )
+        for what, group in (
+            ("public symbol removed", [c for c in contract if c.change == REMOVED]),
+            ("public signature changed (types-only)", [c for c in contract if c.types_only]),
+            (
+                "public interface changed",
+                [c for c in contract if c.change != REMOVED and not c.types_only],
+            ),
+        ):
+            if group:
+                shown = ", ".join(c.qualname for c in group[:5])
+                more = f" and {len(group) - 5} more" if len(group) > 5 else ""
+                result.reasons.append(f"{what}: {shown}{more}")
     if len(behaviour) > 1:
         classes.append(CROSS)
         result.reasons.append(f"{len(behaviour)} symbols changed")

@@ -508,10 +508,17 @@ class Analysis:
         # helpers it wrote or edited; the rest is inherited evidence.
         self.candidate_files = sorted({path for path, _ in self.changed_tests})
 
-        def candidate(nodeid: str) -> bool:
+        def inherited(nodeid: str, names: set[str]) -> bool:
+            """Whether the test reaches one of ``names`` through a definition the patch left
+            alone (a test found only through the patch's new autouse fixture is not)."""
+            if nodeid not in self.every_test:
+                return True  # seen executing only (coverage): not known to be the patch's
             tf, symbol, klass = self.every_test[nodeid]
             closure = self.tests.closure(nodeid, tf, symbol, klass)
-            return any((f.path, s.qualname) in self.changed_tests for f, s in closure.members)
+            return any(
+                (f.path, s.qualname) not in self.changed_tests and s.names() & names
+                for f, s in closure.members
+            )
 
         symbols: list[dict[str, Any]] = []
         self.untested: set[str] = set()
@@ -531,9 +538,8 @@ class Analysis:
             only_frozen = bool(tests) and all(t in frozen_tests for t in tests)
             if only_frozen:
                 frozen_by.update(i for t in tests for i in frozen_tests[t])
-            candidate_only = bool(tests) and all(
-                t in self.every_test and candidate(t) for t in tests
-            )
+            reached_as = self.index.spellings([sc.qualname.rsplit(".", 1)[-1]])
+            candidate_only = bool(tests) and not any(inherited(t, reached_as) for t in tests)
             item: dict[str, Any] = {
                 "path": c.path,
                 "module": c.module,
