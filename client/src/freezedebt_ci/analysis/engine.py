@@ -383,7 +383,9 @@ class Analysis:
         self.modules = modules
         self.index = Index(modules, self.reader)
         self.refs = self.index.references(set(self.changed))
-        callers = {c for found in self.refs.values() for c in found}
+        # the tests of strong callers only: a caller matched by a shared attribute name alone
+        # is listed, not judged
+        callers = {c for found in self.refs.values() for c, e in found.items() if e != NAME}
 
         test_entries = {
             p: e
@@ -401,6 +403,8 @@ class Analysis:
         # (a method is only found with its class named, unless its name is the project's own)
         needles: set[str] = set()
         for target in interest:
+            if target.endswith(":<module>"):
+                continue
             parts = target.split(":", 1)[1].split(".")
             if len(parts) == 1 or self.index.unique(parts[-1]):
                 needles.add(parts[-1])
@@ -533,7 +537,6 @@ class Analysis:
             weak = sorted(k for k, e in callers.items() if e == NAME)
             tests = self.tests_of(target)
             untested = sorted(k for k in strong if not self.tests_of(k))
-            weak_untested = [k for k in weak if not self.tests_of(k)]
             frozen_by = {f.id for f in active if _blocks(f, c.module, sc.qualname)}
             only_frozen = bool(tests) and all(t in frozen_tests for t in tests)
             if only_frozen:
@@ -556,7 +559,6 @@ class Analysis:
                 "tests": _capped(tests),
                 "tests_count": len(tests),
                 "untested_callers": untested[:LIST_CAP],
-                "untested_name_callers": weak_untested[:LIST_CAP],
                 "evidence": {
                     "callers": dict(sorted(strong.items())[:LIST_CAP]),
                     "tests": dict(sorted(tests.items())[:LIST_CAP]),

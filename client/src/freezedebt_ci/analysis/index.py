@@ -242,8 +242,10 @@ class Index:
                         targets: set[str]
                         if target.startswith("."):
                             attribute = target[1:]
-                            if attribute.startswith("__"):
-                                continue  # super().__init__() and the like name no class
+                            if attribute.startswith("__") or attribute in BUILTIN_METHODS:
+                                # super().__init__(), ", ".join(...): such a name alone says
+                                # nothing of which definition is called
+                                continue
                             targets = by_name.get(attribute, set())
                             evidence = UNIQUE if self.unique(attribute) else NAME
                         else:
