@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from analysis_repos import Repo, freeze, ledger
+from analysis_repos import Repo, freeze, ledger, symbol
 
 Json = Any
 
@@ -284,3 +284,39 @@ def test_corrupt_cache_is_not_fatal(tmp_path: Path) -> None:
         path.write_bytes(b"\x00garbage")
     again = repo.analyze(cache=True)
     assert without_timing(again) == without_timing(first)
+
+
+def test_facts_extracted_in_worker_processes_give_the_same_analysis(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a large patch shares its files among worker processes; the answer must not change
+    from freezedebt_ci.analysis import reading
+
+    files = {"src/app/__init__.py": "", "src/app/util.py": "def helper(x):\n    return x\n"}
+    for i in range(12):
+        files[f"src/app/m{i}.py"] = (
+            f"from app.util import helper\n\n\ndef f{i}():\n    return helper({i})\n"
+        )
+        files[f"tests/test_m{i}.py"] = (
+            f"from app.m{i} import f{i}\n\n\ndef test_f{i}():\n    assert f{i}()\n"
+        )
+    repo = Repo(tmp_path / "repo")
+    repo.base(files)
+    repo.patch({"src/app/util.py": "def helper(x):\n    return x + 1\n"})
+    alone = repo.analyze("--no-cache")
+    monkeypatch.setattr(reading, "PARALLEL_FROM", 2)
+    monkeypatch.setattr(reading.os, "cpu_count", lambda: 2)
+    pools: list[int] = []
+
+    class Counted(reading.ProcessPoolExecutor):
+        def __init__(self, workers: int) -> None:
+            pools.append(workers)
+            super().__init__(workers)
+
+    monkeypatch.setattr(reading, "ProcessPoolExecutor", Counted)
+    shared = repo.analyze("--no-cache")
+    assert pools, "the files were not shared among worker processes"
+    for data in (alone, shared):
+        data.pop("stats")
+    assert shared == alone
+    assert len(symbol(alone, "app.util", "helper")["callers"]) == 12

@@ -56,6 +56,7 @@ class Index:
         always = [m for m in live if m.package]
         reader.load(m.oid for m in live if m.facts is None)
         always += [m for m in live if b"import *" in reader.bytes.get(m.oid, b"")]
+        reader.prefetch(m.oid for m in always)
         for module in always:
             self._parse(module)
 
@@ -78,13 +79,16 @@ class Index:
                 return
             self.searched |= new
             needle = words(new)
-            for module in self.modules.values():
-                if module.ghost:
-                    continue
-                if module.name not in self.parsed and needle.search(
-                    self.reader.bytes.get(module.oid, b"")
-                ):
-                    self._parse(module)
+            found = [
+                module
+                for module in self.modules.values()
+                if not module.ghost
+                and module.name not in self.parsed
+                and needle.search(self.reader.bytes.get(module.oid, b""))
+            ]
+            self.reader.prefetch(m.oid for m in found)
+            for module in found:
+                self._parse(module)
             more: set[str] = set()
             for name in self.parsed:
                 facts = self.modules[name].facts

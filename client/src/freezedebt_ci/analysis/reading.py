@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
 
 from .cache import FactsCache
 from .facts import Facts, extract
 from .gitread import Git
+
+#: Fewer files than this are parsed in this process; more are shared among worker processes.
+PARALLEL_FROM = 48
+MAX_WORKERS = 4
+
+
+def _record_of(data: bytes) -> tuple[Any, ...]:
+    """In a worker: the facts of one blob, as the plain record the cache keeps."""
+    return extract(data, with_digests=False).to_record()
 
 
 class OutOfTime(Exception):
@@ -42,6 +55,34 @@ class Reader:
     def load(self, oids: Iterable[str]) -> None:
         wanted = [o for o in dict.fromkeys(oids) if o not in self.bytes]
         self.bytes.update(self.git.blobs(wanted))
+
+    def prefetch(self, oids: Iterable[str]) -> None:
+        """Extract the facts of many blobs at once, in worker processes when there are enough
+        of them to pay for starting those (parsing is most of the analysis's cost, and each
+        file is parsed on its own)."""
+        todo = [
+            o
+            for o in dict.fromkeys(oids)
+            if o not in self.facts and self.cache.get(o, with_digests=False) is None
+        ]
+        workers = min(os.cpu_count() or 1, MAX_WORKERS)
+        if len(todo) < PARALLEL_FROM or workers < 2:
+            return  # facts_of extracts them one by one
+        self.clock.check()
+        self.load(todo)
+        try:
+            with ProcessPoolExecutor(workers) as pool:
+                records = list(
+                    pool.map(_record_of, (self.bytes.get(o, b"") for o in todo), chunksize=8)
+                )
+        except (OSError, BrokenProcessPool):
+            return  # no processes to be had here: one by one it is
+        for oid, record in zip(todo, records, strict=True):
+            facts = Facts.from_record(record)
+            self.cache.put(oid, facts, with_digests=False)
+            self.facts[oid] = facts
+            self.parsed += 1
+        self.clock.check()
 
     def facts_of(self, oid: str, *, with_digests: bool = False) -> Facts:
         facts = self.facts.get(oid)

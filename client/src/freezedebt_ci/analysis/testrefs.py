@@ -14,6 +14,11 @@ from .index import words
 from .reading import Reader
 
 
+def _test_module(path: str) -> bool:
+    name = PurePosixPath(path).name
+    return name.startswith("test_") or name.endswith("_test.py")
+
+
 def is_test_file(path: str, tests: tuple[str, ...]) -> bool:
     if not path.endswith(".py"):
         return False
@@ -134,6 +139,7 @@ class Tests:
         relative imports pass), then, in turn, those that spell a fixture or helper of those
         that reaches them."""
         new = {n for n in names if n and n not in self.searched}
+        first = set(new)
         gate: re.Pattern[bytes] | None = None
         if gates:
             gate = re.compile(words(gates).pattern + rb"|\bfrom \.")
@@ -142,21 +148,35 @@ class Tests:
                 break
             self.searched |= new
             needle = words(new)
+            found = []
             for path, entry in self.entries.items():
                 if path in self.files:
                     continue
                 data = self.reader.bytes.get(entry.oid, b"")
                 if needle.search(data) and (gate is None or gate.search(data)):
-                    self._parse(path)
+                    found.append(path)
+            self.reader.prefetch(self.entries[p].oid for p in found)
+            for path in found:
+                self._parse(path)
             gate = None  # a file reached through a fixture or helper need not import anything
             more: set[str] = set()
             for tf in list(self.files.values()):
                 for qualname, symbol in tf.facts.symbols.items():
-                    if symbol.kind == "class" or not symbol.names() & self.searched:
+                    if symbol.kind == "class":
                         continue
-                    # other files reach a fixture by its name, and a helper module's function
-                    # or class by import; a test, or a method, only from its own file
-                    if not symbol.fixture and ("." in qualname or qualname.startswith("test")):
+                    if symbol.fixture:
+                        # fixtures chain by name (a fixture requesting one that reaches them)
+                        if not (symbol.names() | set(symbol.params)) & self.searched:
+                            continue
+                    elif (
+                        "." in qualname
+                        or qualname.startswith("test")
+                        or _test_module(tf.path)
+                        or not symbol.names() & first
+                    ):
+                        # a support module's function or class is imported by other files,
+                        # one step from the names themselves; a test module's own helpers,
+                        # tests and methods only serve that module
                         continue
                     if symbol.autouse:  # reaches every test below its file's folder
                         folder = str(PurePosixPath(tf.path).parent)
