@@ -255,6 +255,34 @@ def test_second_run_parses_nothing_and_answers_the_same(tmp_path: Path) -> None:
     assert without_timing(second) == without_timing(first)
 
 
+def test_facts_serve_an_analysis_of_other_inputs(tmp_path: Path) -> None:
+    # another day is another answer (freezes expire), from the same cached facts
+    repo = rich(tmp_path)
+    first = repo.analyze("--oracle-map", "oracle_map.toml", cache=True)
+    later = repo.analyze("--oracle-map", "oracle_map.toml", "--today", "2027-01-05", cache=True)
+    assert later["stats"]["files_parsed"] == 0
+    assert "result_cached" not in later["stats"]
+
+    def caller_map(data: Json) -> list[tuple[str, list[str], list[str]]]:
+        return [(s["name"], s["callers"], s["tests"]) for s in data["symbols"]]
+
+    assert caller_map(later) == caller_map(first)
+
+
+def test_the_same_inputs_read_the_answer_back(tmp_path: Path) -> None:
+    repo = rich(tmp_path)
+    first = repo.analyze("--oracle-map", "oracle_map.toml", cache=True)
+    again = repo.analyze("--oracle-map", "oracle_map.toml", cache=True)
+    assert again["stats"]["result_cached"] == 1
+    assert without_timing(again) == without_timing(first)
+    # an untracked fixture file is an input git does not hold: a new answer
+    (repo.root / "tests" / "fixtures").mkdir(parents=True, exist_ok=True)
+    (repo.root / "tests" / "fixtures" / "stray.json").write_text("{}\n")
+    third = repo.analyze("--oracle-map", "oracle_map.toml", cache=True)
+    assert "result_cached" not in third["stats"]
+    assert "tests/fixtures/stray.json" in third["fixtures"]["untracked"]
+
+
 def test_cache_follows_the_content(tmp_path: Path) -> None:
     repo = Repo(tmp_path / "repo")
     repo.base({"src/app/__init__.py": "", "src/app/m.py": "def f():\n    return 1\n"})

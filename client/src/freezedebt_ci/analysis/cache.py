@@ -3,9 +3,11 @@ Python version (``ast`` differs between versions) and the facts' own version sta
 
 from __future__ import annotations
 
+import json
 import marshal
 import os
 import tempfile
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,8 @@ from .facts import FACTS_VERSION, PYTHON, Facts
 
 #: Entries kept at most; those this run did not use go first.
 MAX_ENTRIES = 50_000
+#: Whole answers kept at most.
+MAX_ANSWERS = 32
 
 
 class FactsCache:
@@ -20,7 +24,9 @@ class FactsCache:
 
     def __init__(self, folder: Path | None) -> None:
         self.path = folder / f"facts-py{PYTHON}-v{FACTS_VERSION}.marshal" if folder else None
-        self.entries: dict[str, tuple[bool, Any]] = {}
+        # oid -> (with digests, the record marshalled): records are decoded when asked for,
+        # so a large cache costs little to load
+        self.entries: dict[str, tuple[bool, bytes]] = {}
         self.used: set[str] = set()
         self.added = 0
         self.loaded = 0
@@ -40,14 +46,14 @@ class FactsCache:
         if not isinstance(entry, tuple) or len(entry) != 2 or (with_digests and not entry[0]):
             return None
         try:
-            facts = Facts.from_record(entry[1])
-        except (TypeError, ValueError, IndexError, KeyError):
+            facts = Facts.from_record(marshal.loads(entry[1]))  # noqa: S302 - see __init__
+        except (TypeError, ValueError, IndexError, KeyError, EOFError):
             return None
         self.used.add(oid)
         return facts
 
     def put(self, oid: str, facts: Facts, *, with_digests: bool) -> None:
-        self.entries[oid] = (with_digests, facts.to_record())
+        self.entries[oid] = (with_digests, marshal.dumps(facts.to_record()))
         self.used.add(oid)
         self.added += 1
 
@@ -67,5 +73,39 @@ class FactsCache:
             with os.fdopen(fd, "wb") as out:
                 marshal.dump(keep, out)
             os.replace(tmp, self.path)
+        except OSError:
+            return
+
+
+class Memo:
+    """Whole answers, keyed by everything they depend on: a second analysis of the same patch
+    (a job run again, ``patch --analyze`` after ``analyze``) reads the first one's answer.
+    The newest :data:`MAX_ANSWERS` are kept."""
+
+    def __init__(self, folder: Path, key: str) -> None:
+        self.folder = folder / "answers"
+        self.path = self.folder / f"{key}.json"
+
+    def get(self) -> dict[str, Any] | None:
+        try:
+            answer = json.loads(self.path.read_bytes())
+        except (OSError, ValueError):
+            return None
+        if not isinstance(answer, dict) or not isinstance(answer.get("stats"), dict):
+            return None
+        with suppress(OSError):
+            os.utime(self.path)  # newest first when old answers are dropped
+        return answer
+
+    def put(self, answer: dict[str, Any]) -> None:
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".answer-")
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                json.dump(answer, out)
+            os.replace(tmp, self.path)
+            kept = sorted(self.folder.glob("*.json"), key=lambda p: p.stat().st_mtime)
+            for old in kept[:-MAX_ANSWERS]:
+                old.unlink(missing_ok=True)
         except OSError:
             return

@@ -8,6 +8,7 @@ name defined once, matched by an attribute name only, or seen executing (coverag
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from ..errors import InputError
 from ..ledger import Freeze, parse_ledger
 from ..paths import matches_any
 from ..policy import BLOCK, Policy
-from .cache import FactsCache
+from .cache import FactsCache, Memo
 from .compare import (
     ADDED,
     COSMETIC,
@@ -218,9 +219,7 @@ class Analysis:
             except InputError:
                 config_changed = True
         self.layout = Layout(self.settings, self.head_tree)
-        cache_folder = git.git_dir() / "freezedebt" if options.cache else None
-        self.cache = FactsCache(cache_folder)
-        self.reader = Reader(git, self.cache, self.clock)
+        self.folder = git.git_dir() / "freezedebt" if options.cache else None
         self.result.update(
             {
                 "format": FORMAT,
@@ -761,8 +760,61 @@ class Analysis:
 
     # -- the whole --------------------------------------------------------------------------------
 
+    def _memo_key(self) -> str:
+        """Everything the answer depends on: the commits (and so both trees and the base's
+        governance files), the settings, the policy, the day, the analyzer's own code, and
+        what lies outside git (coverage data, absolute governance paths, untracked fixtures)."""
+        options = self.options
+        outside: list[str] = []
+        for path in (options.coverage, *(
+            Path(p) for p in (self.settings.ledger, self.settings.fixture_lock,
+                              self.settings.oracle_map) if Path(p).is_absolute()
+        )):  # fmt: skip
+            if path is not None:
+                try:
+                    outside.append(f"{path}={sha256(path.read_bytes())}")
+                except OSError:
+                    outside.append(f"{path}=unreadable")
+        top = self.git.toplevel()
+        if top is not None and self.head_sha == self.git.resolve("HEAD"):
+            for name in self.git.untracked():
+                if matches_any(self.settings.fixtures, name):
+                    try:
+                        outside.append(f"{name}={sha256((top / name).read_bytes())}")
+                    except OSError:
+                        continue
+        parts = [
+            FORMAT,
+            str(FACTS_VERSION),
+            PYTHON,
+            _code_version(),
+            self.merge,
+            self.head_sha,
+            repr(self.settings),
+            repr(sorted(self.policy.as_dict()["severities"].items())),
+            self.options.today.isoformat(),
+            options.base,
+            options.head,
+            *outside,
+        ]
+        return sha256("\0".join(parts).encode())
+
     def run(self) -> dict[str, Any]:
         self._read_inputs()
+        memo = Memo(self.folder, self._memo_key()) if self.folder else None
+        if memo is not None:
+            answer = memo.get()
+            if answer is not None:
+                # what this run did: read the answer, parse nothing
+                answer["stats"].update(
+                    seconds=round(self.clock.elapsed(), 3),
+                    files_parsed=0,
+                    cache_entries_loaded=0,
+                    result_cached=1,
+                )
+                return answer
+        self.cache = FactsCache(self.folder)
+        self.reader = Reader(self.git, self.cache, self.clock)
         result = self.result
         steps = (self._classify_files, self._index, self._judge_symbols, self._cone, self._fixtures)
         try:
@@ -806,7 +858,24 @@ class Analysis:
         }
         blocking = any(p["severity"] == BLOCK for p in result["problems"])
         result["verdict"] = "block" if blocking or not complete else "pass"
+        if memo is not None and complete:
+            memo.put(result)
         return result
+
+
+def _code_version() -> str:
+    """A digest of the analysis's own source: a changed analyzer never reuses old answers."""
+    global _CODE_VERSION
+    if _CODE_VERSION is None:
+        folder = Path(__file__).parent
+        digest = hashlib.sha256()
+        for path in sorted(folder.glob("*.py")):
+            digest.update(path.read_bytes())
+        _CODE_VERSION = digest.hexdigest()
+    return _CODE_VERSION
+
+
+_CODE_VERSION: str | None = None
 
 
 def _count(n: int, word: str, plural: str | None = None) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 #: Bumped whenever the facts below change meaning, so cached facts of older versions are unused.
-FACTS_VERSION = 5
+FACTS_VERSION = 6
 PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 #: Calls whose first argument names a target by a dotted string (``mock.patch("a.b.c")``).
@@ -101,6 +101,7 @@ class Symbol:
     #: use of one of them is of the local, not of an import of that name
     locals: list[str] = field(default_factory=list)
     _names: frozenset[str] | None = field(default=None, repr=False, compare=False)
+    _attributes: frozenset[str] | None = field(default=None, repr=False, compare=False)
 
     def names(self) -> frozenset[str]:
         """Every identifier the definition mentions (each part of each chain, keywords, the
@@ -113,13 +114,18 @@ class Symbol:
             self._names = frozenset(out)
         return self._names
 
-    def attributes(self) -> set[str]:
+    def attributes(self) -> frozenset[str]:
         """The identifiers the definition reaches as attributes (``x.name``), keywords and
-        patched names: how a method is reached, where a bare name is a local or a builtin."""
-        out: set[str] = set(self.words)
-        for chain in (*self.calls, *self.uses):
-            out.update(p for p in chain.split(".")[1:] if p)
-        return out
+        patched names: how a method is reached, where a bare name is a local or a builtin;
+        computed once."""
+        if self._attributes is None:
+            out: set[str] = set(self.words)
+            for chain in (*self.calls, *self.uses):
+                if "." in chain:
+                    out.update(chain.split(".")[1:])
+            out.discard("")
+            self._attributes = frozenset(out)
+        return self._attributes
 
 
 @dataclass(slots=True)

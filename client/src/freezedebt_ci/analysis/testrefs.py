@@ -3,14 +3,13 @@ helpers mention, and the files those live in."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from .facts import Facts, Symbol
 from .gitread import Entry
-from .index import words
+from .index import Needle, words
 from .reading import Reader
 
 
@@ -140,9 +139,7 @@ class Tests:
         that reaches them."""
         new = {n for n in names if n and n not in self.searched}
         first = set(new)
-        gate: re.Pattern[bytes] | None = None
-        if gates:
-            gate = re.compile(words(gates).pattern + rb"|\bfrom \.")
+        gate: Needle | None = words(gates, rb"\bfrom \.") if gates else None
         for _round in range(8):
             if not new:
                 break
