@@ -78,6 +78,8 @@ class Options:
     coverage: Path | None = None
     budget: float = 600.0
     cache: bool = True
+    #: read and keep whole answers by their inputs (with ``cache``)
+    memo: bool = True
     policy: Policy = field(default_factory=Policy)
 
 
@@ -801,7 +803,7 @@ class Analysis:
 
     def run(self) -> dict[str, Any]:
         self._read_inputs()
-        memo = Memo(self.folder, self._memo_key()) if self.folder else None
+        memo = Memo(self.folder, self._memo_key()) if self.folder and self.options.memo else None
         if memo is not None:
             answer = memo.get()
             if answer is not None:
