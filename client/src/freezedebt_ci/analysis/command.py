@@ -207,7 +207,7 @@ def add_analysis_commands(sub: Any) -> None:
         help="stop, marked incomplete, after this long (default %(default)g)",
     )
     parser.add_argument(
-        "--no-cache", action="store_true", help="do not read or write the facts cache"
+        "--no-cache", action="store_true", help="do not read or keep cached facts and answers"
     )
     parser.set_defaults(handler=_cmd_analyze)
 
