@@ -66,7 +66,6 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-import threading
 import time
 import warnings
 from collections.abc import Callable
@@ -75,6 +74,7 @@ from typing import Any
 
 from freezedebt_ci.analysis.config import Settings
 from freezedebt_ci.analysis.engine import FIXTURE, PRODUCTION, TEST, Layout, Options, analyze
+from freezedebt_ci.analysis.gitread import Git
 
 SEED = 2026
 TARGET_COLD, TARGET_WARM, TARGET_PEAK_MIB = 1.5, 0.25, 500.0
@@ -250,30 +250,9 @@ def production_blobs(
 
 
 def read_blobs(repo: Path, oids: list[str]) -> list[bytes]:
-    """Every blob through one ``git cat-file --batch``, requests fed from another thread."""
-    proc = subprocess.Popen(  # noqa: S603 - a fixed argv
-        ["git", "-C", str(repo), "cat-file", "--batch"],  # noqa: S607
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-    )
-    assert proc.stdin is not None and proc.stdout is not None  # noqa: S101
-    stdin = proc.stdin
-
-    def feed() -> None:
-        stdin.write(b"".join(o.encode() + b"\n" for o in oids))
-        stdin.close()
-
-    writer = threading.Thread(target=feed, daemon=True)
-    writer.start()
-    blobs = []
-    for _ in oids:
-        header = proc.stdout.readline().split()
-        blobs.append(proc.stdout.read(int(header[2])))
-        proc.stdout.read(1)
-    writer.join()
-    proc.stdout.close()
-    proc.wait()
-    return blobs
+    """Every blob through one ``git cat-file --batch`` (the analysis's own reader)."""
+    found = Git(repo).blobs(oids)
+    return [found[o] for o in oids]
 
 
 def floor(repo: Path, tests: tuple[str, ...], source: str, *, with_tests: bool = False) -> int:
