@@ -348,3 +348,25 @@ def test_facts_extracted_in_worker_processes_give_the_same_analysis(
         data.pop("stats")
     assert shared == alone
     assert len(symbol(alone, "app.util", "helper")["callers"]) == 12
+
+
+def test_an_answer_is_found_again_by_another_process(tmp_path: Path) -> None:
+    # the key must not depend on the process (set and hash orders do)
+    import subprocess
+    import sys
+
+    repo = rich(tmp_path)
+    command = [sys.executable, "-m", "freezedebt_ci.cli", "analyze", "--repo", str(repo.root)]
+    command += ["--base", "base", "--today", "2026-12-01", "--json"]
+    answers = []
+    for seed in ("1", "2"):
+        done = subprocess.run(
+            command,
+            capture_output=True,
+            check=False,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        )
+        assert done.returncode in (0, 1), done.stderr
+        answers.append(json.loads(done.stdout))
+    assert "result_cached" not in answers[0]["stats"]
+    assert answers[1]["stats"]["result_cached"] == 1

@@ -7,8 +7,10 @@ name defined once, matched by an attribute name only, or seen executing (coverag
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
+import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -792,7 +794,8 @@ class Analysis:
             _code_version(),
             self.merge,
             self.head_sha,
-            repr(self.settings),
+            # not repr(): a frozenset's order changes from one process to the next
+            json.dumps(dataclasses.asdict(self.settings), sort_keys=True, default=sorted),
             repr(sorted(self.policy.as_dict()["severities"].items())),
             self.options.today.isoformat(),
             options.base,
