@@ -833,6 +833,8 @@ class Analysis:
                 "then is not in this analysis"
             )
             result["problems"] = []
+        finally:
+            self.reader.close()
         self.cache.save()
         complete = self.incomplete_reason is None
         result["complete"] = complete

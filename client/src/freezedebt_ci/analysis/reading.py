@@ -13,8 +13,9 @@ from .cache import FactsCache
 from .facts import Facts, extract
 from .gitread import Git
 
-#: Fewer files than this are parsed in this process; more are shared among worker processes.
-PARALLEL_FROM = 48
+#: Fewer files than this are parsed in this process; more are shared among worker processes
+#: (started once for the whole analysis).
+PARALLEL_FROM = 12
 MAX_WORKERS = 4
 
 
@@ -51,6 +52,13 @@ class Reader:
         self.facts: dict[str, Facts] = {}
         self.parsed = 0
         self.parse_errors: dict[str, str] = {}
+        self.pool: ProcessPoolExecutor | None = None
+        self.pool_failed = False
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+            self.pool = None
 
     def load(self, oids: Iterable[str]) -> None:
         wanted = [o for o in dict.fromkeys(oids) if o not in self.bytes]
@@ -66,17 +74,21 @@ class Reader:
             if o not in self.facts and self.cache.get(o, with_digests=False) is None
         ]
         workers = min(os.cpu_count() or 1, MAX_WORKERS)
-        if len(todo) < PARALLEL_FROM or workers < 2:
+        if len(todo) < PARALLEL_FROM or workers < 2 or self.pool_failed:
             return  # facts_of extracts them one by one
         self.clock.check()
         self.load(todo)
         try:
-            with ProcessPoolExecutor(workers) as pool:
-                records = list(
-                    pool.map(_record_of, (self.bytes.get(o, b"") for o in todo), chunksize=8)
-                )
+            if self.pool is None:
+                self.pool = ProcessPoolExecutor(workers)
+            chunk = max(1, min(8, len(todo) // (workers * 4)))
+            records = list(
+                self.pool.map(_record_of, (self.bytes.get(o, b"") for o in todo), chunksize=chunk)
+            )
         except (OSError, BrokenProcessPool):
-            return  # no processes to be had here: one by one it is
+            self.pool_failed = True  # no processes to be had here: one by one it is
+            self.close()
+            return
         for oid, record in zip(todo, records, strict=True):
             facts = Facts.from_record(record)
             self.cache.put(oid, facts, with_digests=False)
