@@ -153,5 +153,10 @@ def parse_cache_url(url: str) -> dict[str, Any]:
     if parts.scheme == "dummy":
         return {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}
     if parts.scheme in {"redis", "rediss"}:
-        return {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}
+        return {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": url,
+            # An unreachable cache must fail fast: requests go on without it (config.cache).
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        }
     raise ImproperlyConfigured(f"CACHE_URL: unsupported scheme {parts.scheme!r}.")

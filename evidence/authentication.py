@@ -14,7 +14,7 @@ from rest_framework.authentication import (
     SessionAuthentication,
     get_authorization_header,
 )
-from rest_framework.exceptions import AuthenticationFailed, PermissionDenied
+from rest_framework.exceptions import AuthenticationFailed, PermissionDenied, Throttled
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 
@@ -59,6 +59,20 @@ class TokenPrincipal:
         return f"token {TOKEN_MARKER}_{self.prefix}"
 
 
+def _refused(request: Request) -> Exception:
+    """The answer to an unknown or revoked token: 401, or 429 once its address has sent too
+    many of them this minute (guessing tokens costs a lookup each)."""
+    # Imported here: the throttles module needs TokenPrincipal from this one.
+    from evidence.throttles import refused_token_wait
+
+    wait = refused_token_wait(request)
+    if wait is not None:
+        return Throttled(
+            wait=wait, detail="Too many refused tokens from this address; retry later."
+        )
+    return AuthenticationFailed("Unknown or revoked token.")
+
+
 def _bearer_token(request: Request) -> str | None:
     """The token text of an ``Authorization: Bearer …`` header; None for no or another scheme."""
     parts = get_authorization_header(request).split()
@@ -82,7 +96,7 @@ class UploadTokenAuthentication(BaseAuthentication):
             return None
         token = tokens.verify(plain)
         if token is None:
-            raise AuthenticationFailed("Unknown or revoked token.")
+            raise _refused(request)
         tokens.record_use(token)
         return TokenPrincipal.from_token(token), token
 
@@ -106,7 +120,7 @@ class PersonalTokenAuthentication(BaseAuthentication):
             return None
         token = personal_tokens.verify(plain)
         if token is None or not token.user.is_active:
-            raise AuthenticationFailed("Unknown or revoked token.")
+            raise _refused(request)
         if request.method not in SAFE_METHODS:
             raise PermissionDenied(
                 "A personal token only reads; uploads and ledger syncs need an upload token "

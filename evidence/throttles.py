@@ -1,27 +1,69 @@
-"""Per-token rate limit on upload endpoints."""
+"""Rate limits of the endpoints CI calls: uploads per token, refused tokens per address.
+
+Both count in fixed one-minute windows in the default cache (give several web processes a
+shared one, CACHE_URL), with one atomic increment per request. When the cache is unreachable
+the requests go through uncounted: a throttle protects the service, it must not take uploads
+down with it.
+"""
+
+import math
+import time
 
 from django.conf import settings
 from rest_framework.request import Request
-from rest_framework.throttling import SimpleRateThrottle
+from rest_framework.throttling import BaseThrottle
 from rest_framework.views import APIView
 
+from config.cache import cache_count
 from evidence.authentication import TokenPrincipal
 
+WINDOW_SECONDS = 60
 
-class UploadTokenRateThrottle(SimpleRateThrottle):
-    """FREEZEDEBT_UPLOADS_PER_MINUTE requests per minute per token, counted by token prefix.
 
-    The count lives in the default cache: give several web processes a shared one (CACHE_URL).
-    """
+def _window() -> tuple[int, float]:
+    """The current window's number and the seconds left in it."""
+    now = time.time()
+    index = int(now // WINDOW_SECONDS)
+    return index, (index + 1) * WINDOW_SECONDS - now
 
-    scope = "upload"
 
-    def get_rate(self) -> str:
-        # Read at request time so a changed setting (or a test override) applies at once.
-        return f"{settings.FREEZEDEBT_UPLOADS_PER_MINUTE}/min"
+def over_limit(scope: str, ident: str, limit: int) -> float | None:
+    """Count one request of ``ident`` in ``scope``; the seconds to wait when this one is over
+    ``limit`` in the current window, else None."""
+    index, left = _window()
+    # Kept a window longer than it counts, so a key never outlives its use by much.
+    count = cache_count(f"throttle:{scope}:{ident}:{index}", timeout=2 * WINDOW_SECONDS)
+    if count is None or count <= limit:
+        return None
+    return max(left, 1.0)
 
-    def get_cache_key(self, request: Request, view: APIView) -> str | None:
+
+def client_address(request: Request) -> str:
+    """The peer address: behind a proxy, the proxy's (the image trusts no forwarded header)."""
+    return request.META.get("REMOTE_ADDR") or "unknown"
+
+
+class UploadTokenRateThrottle(BaseThrottle):
+    """FREEZEDEBT_UPLOADS_PER_MINUTE requests per minute per token, counted by token prefix."""
+
+    def __init__(self) -> None:
+        self._wait: float | None = None
+
+    def allow_request(self, request: Request, view: APIView) -> bool:
         principal = request.user
         if not isinstance(principal, TokenPrincipal):
-            return None
-        return self.cache_format % {"scope": self.scope, "ident": principal.prefix}
+            return True
+        # Read at request time so a changed setting (or a test override) applies at once.
+        self._wait = over_limit("upload", principal.prefix, settings.FREEZEDEBT_UPLOADS_PER_MINUTE)
+        return self._wait is None
+
+    def wait(self) -> float | None:
+        return None if self._wait is None else math.ceil(self._wait)
+
+
+def refused_token_wait(request: Request) -> float | None:
+    """Count a refused token from the request's address; the seconds to wait once the address
+    has sent more than FREEZEDEBT_BAD_TOKENS_PER_MINUTE of them, else None."""
+    return over_limit(
+        "bad-token", client_address(request), settings.FREEZEDEBT_BAD_TOKENS_PER_MINUTE
+    )

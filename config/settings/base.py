@@ -171,6 +171,10 @@ FREEZEDEBT_MAX_DECOMPRESSED_BYTES = env_int(
 FREEZEDEBT_MAX_RECORDS = env_int("FREEZEDEBT_MAX_RECORDS", default=2_000_000, min_value=1)
 FREEZEDEBT_MAX_NODEID_LENGTH = env_int("FREEZEDEBT_MAX_NODEID_LENGTH", default=4096, min_value=1)
 FREEZEDEBT_UPLOADS_PER_MINUTE = env_int("FREEZEDEBT_UPLOADS_PER_MINUTE", default=120, min_value=1)
+# Unknown or revoked tokens one client address may send per minute before answers turn 429.
+FREEZEDEBT_BAD_TOKENS_PER_MINUTE = env_int(
+    "FREEZEDEBT_BAD_TOKENS_PER_MINUTE", default=30, min_value=1
+)
 # Ordinary JSON bodies (patches, analysis) are read whole; evidence uploads stream instead.
 FREEZEDEBT_MAX_JSON_BYTES = env_int("FREEZEDEBT_MAX_JSON_BYTES", default=16 << 20, min_value=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = FREEZEDEBT_MAX_JSON_BYTES

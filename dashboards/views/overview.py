@@ -8,7 +8,6 @@ from typing import Any
 from urllib.parse import quote
 
 from django.contrib.auth.decorators import login_required
-from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
@@ -17,6 +16,7 @@ from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET
 
+from config.cache import cache_get, cache_set
 from dashboards import charts, exports, selectors
 from dashboards.actions import overview_actions
 from dashboards.selectors import weekly_from_series
@@ -179,7 +179,7 @@ def index(request: HttpRequest) -> HttpResponse:
     ]
     key = _overview_key(filters, chosen)
     # The table and charts, rendered: the same for everyone who sees these repositories.
-    panels = cache.get(key)
+    panels = cache_get(key)
     if panels is None:
         context = {
             **_overview_panels(request, filters),
@@ -193,7 +193,7 @@ def index(request: HttpRequest) -> HttpResponse:
             "rows": bool(context["rows"]),
             "html": render_to_string("dashboards/_overview_panels.html", context),
         }
-        cache.set(key, panels, OVERVIEW_CACHE_SECONDS)
+        cache_set(key, panels, OVERVIEW_CACHE_SECONDS)
     context = {
         "filters": filters,
         "rows": panels["rows"],
@@ -241,12 +241,12 @@ def export(request: HttpRequest, name: str) -> HttpResponse:
         pk for pk, slug in visible if not filters.repositories or slug in filters.repositories
     ]
     key = f"{_overview_key(filters, chosen)}:{name}"
-    cached = cache.get(key)
+    cached = cache_get(key)
     if cached is None:
         read, write = EXPORTS[name]
         response = write(read(request, filters))
         cached = {"content": response.content, "disposition": response["Content-Disposition"]}
-        cache.set(key, cached, OVERVIEW_CACHE_SECONDS)
+        cache_set(key, cached, OVERVIEW_CACHE_SECONDS)
     response = HttpResponse(cached["content"], content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = cached["disposition"]
     return response

@@ -165,6 +165,7 @@ def test_cache_urls():
     assert redis == {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": "redis://127.0.0.1:6379/2",
+        "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
     }
     with pytest.raises(ImproperlyConfigured, match="CACHE_URL"):
         parse_cache_url("memcached://127.0.0.1")
