@@ -259,7 +259,8 @@ def _parse(raw: bytes, *, source: str) -> _Parsed:
     )
     problems = ProblemCollector(source)
     if evidence.exit not in _EXIT_RANGE:
-        problems.add("$.exit", f"{evidence.exit} is outside the range of exit statuses")
+        shown = evidence.exit if abs(evidence.exit) < 10**12 else "the number"
+        problems.add("$.exit", f"{shown} is outside the range of exit statuses")
     meta_problem = _json_problem(evidence.meta)
     if meta_problem:
         problems.add("$.meta", meta_problem)

@@ -7,7 +7,6 @@ wins; setup and teardown records decide only when they fail (or, for setup, when
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from typing import Any, cast
 
 from .compression import maybe_gunzip
 from .errors import InputError, ProblemCollector
+from .jsonread import load_json
 
 PASSED = "passed"
 FAILED = "failed"
@@ -120,25 +120,9 @@ def _decode(data: bytes, source: str) -> str:
 
 
 def load_json_document(data: bytes, source: str) -> Any:
-    """``json.loads`` with errors that name the line and column."""
-    text = _decode(data, source)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        # Truncated: the error sits at the end, inside a string that never closes, or on a
-        # last, cut-off token ("fal", "12") with nothing after it.
-        rest = text[exc.pos :].strip()
-        truncated = exc.msg != "Extra data" and (
-            not rest
-            or exc.msg.startswith("Unterminated string")
-            or not any(c in rest for c in ',:[]{}" \t\r\n')
-        )
-        hint = " (the document looks truncated)" if truncated else ""
-        raise InputError.single(
-            source, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}{hint}"
-        ) from None
-    except RecursionError:
-        raise InputError.single(source, "$", "JSON nested too deeply") from None
+    """The decoded JSON of an evidence file (see :func:`~freezedebt_ci.jsonread.load_json`),
+    with errors that name the line and column."""
+    return load_json(_decode(data, source), source=source)
 
 
 def evidence_from_json(

@@ -26,6 +26,7 @@ from typing import Any
 
 from .compression import maybe_gunzip
 from .errors import InputError, ProblemCollector
+from .jsonread import load_json
 from .paths import pattern_error
 
 FREEZE_CLASSES = (
@@ -242,12 +243,8 @@ def parse_ledger(data: bytes | str, *, source: str = "ledger") -> list[Freeze]:
     stripped = text.lstrip()
     # "[[freeze]]" opens TOML; a JSON list opens with "[" then "{" or "]".
     if stripped[:1] == "{" or (stripped[:1] == "[" and stripped[1:].lstrip()[:1] in ("{", "]")):
-        try:
-            document = json.loads(text, object_pairs_hook=_json_object)
-        except json.JSONDecodeError as exc:
-            raise InputError.single(
-                source, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}"
-            ) from None
+        # Duplicate keys are reported with their place by _json_object, not refused outright.
+        document = load_json(text, source=source, object_pairs_hook=_json_object)
         if isinstance(document, dict) and isinstance(document.get("freeze"), list):
             for key in getattr(document, "duplicates", ()):
                 problems.add(f"$.{key}", "duplicate key")
@@ -263,6 +260,11 @@ def parse_ledger(data: bytes | str, *, source: str = "ledger") -> list[Freeze]:
             document = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise InputError.single(source, "", f"invalid TOML: {exc}") from None
+        except (RecursionError, ValueError) as exc:
+            # tomllib recurses per nested array and converts integers with int(): a deep or
+            # over-long value is refused like JSON's, without the interpreter's wording.
+            why = "nested too deeply" if isinstance(exc, RecursionError) else "a value too large"
+            raise InputError.single(source, "", f"invalid TOML: {why}") from None
         tables = document.get("freeze", [])
         if not isinstance(tables, list):
             raise InputError.single(source, "freeze", "expected [[freeze]] tables")
