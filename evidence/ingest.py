@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
+from django.db.models import F
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
@@ -44,8 +45,11 @@ BUCKETS = {
 }
 # A run still "received" after this long has lost its task (or waits behind a long queue; a
 # duplicate task is harmless, it finds the run claimed and does nothing).
-REQUEUE_AFTER = timedelta(minutes=2)
+REQUEUE_AFTER = timedelta(seconds=settings.FREEZEDEBT_SWEEP_SECONDS)
 REQUEUE_BATCH = 500
+# Parse attempts a run gets: a run that fails (or takes its worker down) this often is
+# rejected as one that could not be processed, so the sweep never keeps retrying it.
+MAX_INGEST_ATTEMPTS = 5
 # meta is shown on pages and copied into reports; a few KiB is what the plugin writes.
 MAX_META_BYTES = 64 << 10
 # A reason quotes the offending value; the quote is for people, not a copy of the input.
@@ -153,12 +157,14 @@ def enqueue_ingest(run_id: int) -> None:
 def runs_requeue_received(*, older_than: timedelta = REQUEUE_AFTER, now=None) -> list[int]:
     """Enqueue the parsing of runs left ``received`` for longer than ``older_than``.
 
-    At most REQUEUE_BATCH runs, oldest first, so one sweep stays short; the next takes the rest.
+    At most REQUEUE_BATCH runs, the least tried first, then the oldest, so one sweep stays
+    short, the next takes the rest, and runs that keep failing cannot crowd out those that
+    were merely lost (they are rejected after MAX_INGEST_ATTEMPTS anyway).
     """
     received_before = (now or timezone.now()) - older_than
     run_ids = list(
         Run.objects.awaiting_parse(received_before=received_before)
-        .order_by("created_at")
+        .order_by("ingest_attempts", "created_at")
         .values_list("pk", flat=True)[:REQUEUE_BATCH]
     )
     for run_id in run_ids:
@@ -185,8 +191,14 @@ def run_ingest(*, run_id: int) -> Run | None:
 
     Idempotent: a run that is gone or no longer ``received`` is left alone and None returned.
     Everything happens in one transaction, so a worker killed midway leaves the run
-    ``received``, and the redelivered task starts over from the stored upload.
+    ``received``, and the redelivered task starts over from the stored upload. Each attempt
+    is counted first, in a commit of its own: after MAX_INGEST_ATTEMPTS the run is rejected
+    as one that could not be processed.
     """
+    if not Run.objects.filter(pk=run_id, status=Run.Status.RECEIVED).update(
+        ingest_attempts=F("ingest_attempts") + 1
+    ):
+        return None
     with transaction.atomic():
         # The claim: this UPDATE takes the run's row lock (PostgreSQL) or the database write
         # lock (SQLite), so a concurrent delivery waits here and then matches no row.
@@ -196,11 +208,21 @@ def run_ingest(*, run_id: int) -> Run | None:
         if not claimed:
             return None
         run = Run.objects.defer("raw").select_related("repository").get(pk=run_id)
+        if run.ingest_attempts > MAX_INGEST_ATTEMPTS:
+            logger.error("run %s rejected after %d attempts", run_id, MAX_INGEST_ATTEMPTS)
+            _reject(run, [Problem("$", _UNPROCESSABLE)])
+            return run
         raw = Run.objects.filter(pk=run_id).values_list("raw", flat=True).get()
         try:
             parsed = _parse(bytes(raw), source=f"run {run_id}")
         except InputError as error:
             _reject(run, error.problems)
+            return run
+        except Exception:
+            # Reading is pure: what fails here fails the same way on every retry. The run
+            # ends rejected (and the error is logged as the bug it is), not received for ever.
+            logger.exception("run %s could not be read", run_id)
+            _reject(run, [Problem("$", "could not be read; the error was logged")])
             return run
         del raw
         # Imported here: the reports module reads runs, and runs should not import reports.
@@ -237,6 +259,12 @@ def run_ingest(*, run_id: int) -> Run | None:
         computed = store_reports_ahead(zip(ahead, bodies, strict=True))
         enqueue_reports_for_run(run, computed=computed)
     return run
+
+
+_UNPROCESSABLE = (
+    f"could not be processed: {MAX_INGEST_ATTEMPTS} attempts failed; upload it again as a new "
+    "attempt, or report it if it keeps failing"
+)
 
 
 def _body(item: "ReportAhead", future: Future) -> dict[str, Any] | None:

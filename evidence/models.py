@@ -171,6 +171,8 @@ class Run(TimeStamped):
     skipped = models.PositiveIntegerField(default=0)
     xfail = models.PositiveIntegerField(default=0)
     parsed_at = models.DateTimeField(null=True, blank=True)
+    # Parse attempts begun (evidence.ingest): bounded, so no run stays received for ever.
+    ingest_attempts = models.PositiveSmallIntegerField(default=0)
 
     objects = RunQuerySet.as_manager()
     # Deleting a repository loads its runs whole (the pre_delete lock in evidence.signals

@@ -200,12 +200,23 @@ CELERY_TASK_ALWAYS_EAGER = False
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TIMEZONE = TIME_ZONE
 
+# Recovery of runs whose parse task was lost (broker down at upload, worker killed): every
+# FREEZEDEBT_SWEEP_SECONDS the sweep enqueues again the runs received longer ago than that, so
+# such a run is parsed within about twice that (plus its parse). A message a killed worker had
+# taken is also handed out again by Redis after the visibility timeout; that copy finds the
+# run parsed and does nothing. The timeout stays above the longest parse (a 2,000,000-record
+# run), or a slow parse would be started twice (harmless, but twice the work).
+FREEZEDEBT_SWEEP_SECONDS = env_int("FREEZEDEBT_SWEEP_SECONDS", default=60, min_value=1)
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", default=1800, min_value=60)
+}
+
 # Each entry expires just before its next run so a backlog never piles up duplicate sweeps.
 CELERY_BEAT_SCHEDULE = {
     "sweep-received-runs": {
         "task": "evidence.tasks.sweep_received_runs",
-        "schedule": 300.0,
-        "options": {"expires": 290},
+        "schedule": float(FREEZEDEBT_SWEEP_SECONDS),
+        "options": {"expires": max(1, FREEZEDEBT_SWEEP_SECONDS - 5)},
     },
     "send-freeze-reminders": {
         "task": "ledger.tasks.send_freeze_reminders",
