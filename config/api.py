@@ -7,6 +7,7 @@ Every error answer, whatever raised it, is ``{"error": {"code", "message", "deta
 
 import logging
 import math
+import sys
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -28,6 +29,15 @@ logger = logging.getLogger(__name__)
 API_PREFIX = "/api/"
 # What a 503 asks the client to wait: a database restart or failover takes seconds.
 UNAVAILABLE_RETRY_AFTER = 5
+
+
+UNAVAILABLE_PAGE = (
+    '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+    "<title>Freeze Debt is unavailable</title></head><body>"
+    "<h1>Freeze Debt is unavailable for a moment</h1>"
+    "<p>Its database cannot be reached, so nothing was read or changed; "
+    f"try again in {UNAVAILABLE_RETRY_AFTER} seconds.</p></body></html>"
+)
 
 
 # DRF's own codes are kept, except where the contract names the condition differently.
@@ -100,8 +110,25 @@ def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     return defaults.page_not_found(request, exception)
 
 
+def _database_unavailable() -> bool:
+    """Whether the error being handled is the database being down or unreachable."""
+    return isinstance(sys.exc_info()[1], OperationalError | InterfaceError)
+
+
 def server_error(request: HttpRequest) -> HttpResponse:
-    """handler500: the JSON error shape under /api/, Django's page elsewhere."""
+    """handler500: the JSON error shape under /api/, Django's page elsewhere; a 503 with
+    Retry-After, not a 500, when the database is down (pages read it before any view runs:
+    the session, the user)."""
+    if _database_unavailable():
+        if request.path.startswith(API_PREFIX):
+            response: HttpResponse = JsonResponse(
+                error_body("unavailable", str(ServiceUnavailable.default_detail)), status=503
+            )
+        else:
+            # Plain and self-contained: rendering the site's layout would query the database.
+            response = HttpResponse(UNAVAILABLE_PAGE, status=503, content_type="text/html")
+        response["Retry-After"] = str(UNAVAILABLE_RETRY_AFTER)
+        return response
     if request.path.startswith(API_PREFIX):
         return JsonResponse(
             error_body("server_error", "The server failed to answer; the error was logged."),

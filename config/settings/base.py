@@ -239,8 +239,22 @@ LOGGING = {
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
     },
+    "filters": {
+        "require_debug_false": {"()": "django.utils.log.RequireDebugFalse"},
+        "admin_mail_limit": {"()": "config.errormail.AdminMailFilter"},
+    },
     "handlers": {
         "console": {"class": "logging.StreamHandler", "formatter": "plain"},
+        # Django's own mail_admins, without 503s and health probes, and rate-limited.
+        "mail_admins": {
+            "class": "django.utils.log.AdminEmailHandler",
+            "level": "ERROR",
+            "filters": ["require_debug_false", "admin_mail_limit"],
+        },
+    },
+    "loggers": {
+        # Replaces Django's default "django" logger, whose mail_admins handler mails every 5xx.
+        "django": {"handlers": ["mail_admins"], "level": "INFO"},
     },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", default="INFO")},
 }
