@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api import error_responses
+from config.bodies import incomplete
 from config.exceptions import Conflict, PayloadTooLarge
 from config.fields import ShaField
 from evidence import selectors, uploads
@@ -213,10 +214,11 @@ class RunsApi(APIView):
         declared = _declared_length(request)
         if declared is not None and declared > max_bytes:
             raise PayloadTooLarge(f"The body is larger than {max_bytes} bytes (the upload limit).")
+        stream = uploads.CountingStream(request._request)
         try:
             # The Django request itself is the body stream: request.body would load it whole.
             body = uploads.read_body(
-                request._request,
+                stream,
                 coding=coding,
                 max_bytes=max_bytes,
                 max_decompressed=settings.FREEZEDEBT_MAX_DECOMPRESSED_BYTES,
@@ -227,6 +229,9 @@ class RunsApi(APIView):
             raise exceptions.ParseError(error.message) from None
         except UnreadablePostError:
             raise exceptions.ParseError("The request body could not be read in full.") from None
+        short = incomplete(request._request, stream.count)
+        if short:
+            raise exceptions.ParseError(short)
         if body.size == 0:
             raise exceptions.ParseError(
                 "The request body is empty: send the evidence JSON or JUnit XML."

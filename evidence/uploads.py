@@ -29,6 +29,19 @@ class Readable(Protocol):
     def read(self, size: int, /) -> bytes: ...
 
 
+class CountingStream:
+    """A stream that counts the bytes read from it (the body as sent)."""
+
+    def __init__(self, stream: Readable) -> None:
+        self.stream = stream
+        self.count = 0
+
+    def read(self, size: int, /) -> bytes:
+        data = self.stream.read(size)
+        self.count += len(data)
+        return data
+
+
 class UploadError(Exception):
     """Why a body was refused; ``kind`` says which answer fits."""
 
