@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api import error_responses
+from config.fields import StrictQuerySerializer
 from config.pagination import Pages
 from dashboards import selectors
 from dashboards.views.common import DEFAULT_RANGE_DAYS
@@ -27,7 +28,7 @@ class DebtApi(APIView):
     permission_classes = [IsSignedInUser]
     pagination_class = Pages
 
-    class QuerySerializer(serializers.Serializer):
+    class QuerySerializer(StrictQuerySerializer):
         repository = serializers.CharField(required=False, allow_blank=True)
         start = serializers.DateField(required=False, input_formats=["iso-8601"])
         end = serializers.DateField(required=False, input_formats=["iso-8601"])

@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 from config.api import error_responses
 from config.bodies import incomplete
 from config.exceptions import Conflict, PayloadTooLarge
-from config.fields import ShaField
+from config.fields import ShaField, StrictQuerySerializer
 from evidence import selectors, uploads
 from evidence.authentication import READ_AUTHENTICATION, UPLOAD_AUTHENTICATION
 from evidence.ingest import RunConflict, run_receive
@@ -156,7 +156,7 @@ class RunsApi(APIView):
     permission_classes = [HasScope("evidence")]
     throttle_classes = [UploadTokenRateThrottle]
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictQuerySerializer):
         sha = ShaField(help_text="The commit the tests ran at (7 to 64 hex digits).")
         branch = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
         label = serializers.CharField(

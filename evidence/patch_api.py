@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api import error_responses
-from config.fields import ShaField
+from config.fields import ShaField, StrictBooleanField
 from config.jsontext import unstorable
 from config.pagination import Pages
 from evidence import patch_selectors as selectors
@@ -54,13 +54,17 @@ repository_query = OpenApiParameter(
                 "type": "array",
                 "items": {
                     "oneOf": [
-                        {"type": "string", "example": "R087\tsrc/old.py\tsrc/new.py"},
+                        {
+                            "type": "string",
+                            "minLength": 1,
+                            "example": "R087\tsrc/old.py\tsrc/new.py",
+                        },
                         {
                             "type": "object",
                             "properties": {
                                 "status": {"type": "string", "example": "M"},
-                                "path": {"type": "string"},
-                                "old_path": {"type": "string"},
+                                "path": {"type": "string", "minLength": 1},
+                                "old_path": {"type": "string", "minLength": 1},
                             },
                             "required": ["path"],
                         },
@@ -146,7 +150,7 @@ class PatchesApi(APIView):
             default=list,
             help_text="git diff --name-status -M lines, or {status, path, old_path} objects.",
         )
-        ledger_changed = serializers.BooleanField(required=False, default=False)
+        ledger_changed = StrictBooleanField(required=False, default=False)
         analysis = serializers.JSONField(
             required=False, allow_null=True, default=None, help_text="freezedebt-ci analyze JSON"
         )
@@ -234,7 +238,7 @@ class PatchesApi(APIView):
         operation_id="patches_list",
         summary="List patches of the repositories you may see",
         parameters=[repository_query],
-        responses={200: ListSerializer(many=True), **error_responses(401, 403, 404)},
+        responses={200: ListSerializer(many=True), **error_responses(400, 401, 403, 404)},
     )
     def get(self, request: Request) -> Response:
         slug = request.query_params.get("repository")
@@ -288,7 +292,7 @@ class RepositoriesApi(APIView):
     @extend_schema(
         operation_id="repositories_list",
         summary="List the repositories you may see",
-        responses={200: OutputSerializer(many=True), **error_responses(401, 403)},
+        responses={200: OutputSerializer(many=True), **error_responses(400, 401, 403, 404)},
     )
     def get(self, request: Request) -> Response:
         repositories = selectors.repositories_visible_to(request.user).order_by("slug")

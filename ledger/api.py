@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 
 from config.api import error_responses
 from config.exceptions import Conflict
-from config.fields import ShaField
+from config.fields import ShaField, StrictQuerySerializer
 from config.pagination import Pages
 from config.parsers import read_bounded
 from evidence import patch_selectors as selectors
@@ -54,8 +54,8 @@ class LedgerApi(APIView):
     parser_classes = [LedgerFileParser, JSONLedgerFileParser, TextLedgerFileParser]
 
     @extend_schema_serializer(component_name="LedgerSyncQuery")
-    class QuerySerializer(serializers.Serializer):
-        sha = ShaField(help_text="The commit the ledger file is from.")
+    class QuerySerializer(StrictQuerySerializer):
+        sha = ShaField(help_text="The commit the ledger file is from (7 to 64 hex digits).")
 
     @extend_schema_serializer(component_name="LedgerSync")
     class OutputSerializer(serializers.Serializer):
@@ -69,9 +69,7 @@ class LedgerApi(APIView):
     @extend_schema(
         operation_id="ledger_sync",
         summary="Sync the freeze ledger from the default branch",
-        parameters=[
-            OpenApiParameter("sha", str, required=True, description="Commit of the ledger file.")
-        ],
+        parameters=[QuerySerializer],
         request={
             "application/toml": OpenApiTypes.STR,
             "application/json": OpenApiTypes.OBJECT,
@@ -167,12 +165,15 @@ class FreezesApi(APIView):
                 "include_retired", bool, description="Also list retired freezes (default false)."
             ),
         ],
-        responses={200: OutputSerializer(many=True), **error_responses(401, 403, 404)},
+        responses={200: OutputSerializer(many=True), **error_responses(400, 401, 403, 404)},
     )
     def get(self, request: Request) -> Response:
         slug = request.query_params.get("repository")
         repository = selectors.repository_get(request.user, slug=slug) if slug else None
-        include_retired = request.query_params.get("include_retired", "").lower() == "true"
+        retired = request.query_params.get("include_retired", "false").lower()
+        if retired not in ("true", "false"):
+            raise ValidationError({"include_retired": ["Expected true or false."]})
+        include_retired = retired == "true"
         freezes = freezes_visible_to(
             request.user, repository=repository, include_retired=include_retired
         )

@@ -86,3 +86,15 @@ def test_a_deeply_nested_json_ledger_is_an_input_error():
 def test_a_deeply_nested_toml_ledger_is_an_input_error():
     with pytest.raises(InputError, match="nested too deeply"):
         parse_ledger("[[freeze]]\ncovers = " + "[" * 5000 + "]" * 5000 + "\n")
+
+
+def test_a_date_and_time_for_a_date_is_named_as_the_file_spells_it():
+    toml = (
+        '[[freeze]]\nid = "FRZ-1"\ntest = "t.py::a"\ncovers = ["src/a.py"]\nowner = "a@b.c"\n'
+        'opened = 2026-11-20T10:00:00\nexpires = 2026-11-30\nreason = "timeout on CI"\n'
+    )
+    with pytest.raises(InputError) as caught:
+        parse_ledger(toml)
+    message = str(caught.value)
+    assert "2026-11-20T10:00:00 (a datetime, not a date)" in message
+    assert "datetime.datetime(" not in message

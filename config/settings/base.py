@@ -156,6 +156,10 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     # Runs and reports both have a "status"; name each set of choices after its owner.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "config.api_docs.require_request_bodies",
+    ],
     "ENUM_NAME_OVERRIDES": {
         "RunStatusEnum": "evidence.models.Run.Status",
         "ReportStatusEnum": "evidence.models.Report.Status",

@@ -184,7 +184,7 @@ def _freeze_from_entry(
         elif key in _DATE_FIELDS:
             day = _as_date(value)
             if day is None:
-                problems.add(here, f"expected a date as YYYY-MM-DD, got {value!r}")
+                problems.add(here, f"expected a date as YYYY-MM-DD, got {_shown(value)}")
             values[_DATE_FIELDS[key]] = day
         elif key == "covers":
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -226,6 +226,15 @@ def _freeze_from_entry(
         allowed_in_merge=values.get("allowed_in_merge", False),
         missing=missing,
     )
+
+
+def _shown(value: object) -> str:
+    """A value quoted in a message as the file spells it, not as Python would."""
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return f"{value.isoformat()} (a {type(value).__name__}, not a date)"
+    if isinstance(value, str):
+        return repr(value[:40])
+    return type(value).__name__
 
 
 def parse_ledger(data: bytes | str, *, source: str = "ledger") -> list[Freeze]:
