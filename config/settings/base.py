@@ -83,6 +83,11 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
+# Failed sign-ins per account, and per client address, in 15 minutes (config.logins).
+FREEZEDEBT_LOGIN_FAILURES = env_int("FREEZEDEBT_LOGIN_FAILURES", default=5, min_value=1)
+FREEZEDEBT_LOGIN_FAILURES_PER_ADDRESS = env_int(
+    "FREEZEDEBT_LOGIN_FAILURES_PER_ADDRESS", default=20, min_value=1
+)
 LOGIN_REDIRECT_URL = "dashboards:index"
 LOGOUT_REDIRECT_URL = "login"
 
