@@ -12,7 +12,7 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from config.api import error_body
+from config.api import UNAVAILABLE_RETRY_AFTER, error_body
 
 logger = logging.getLogger(__name__)
 
@@ -26,10 +26,12 @@ def healthz(request: HttpRequest) -> JsonResponse:
             cursor.fetchone()
     except DatabaseError:
         logger.exception("health check: database unreachable")
-        return JsonResponse(
+        response = JsonResponse(
             error_body("unavailable", "The database is unreachable.", {"database": "down"}),
             status=503,
         )
+        response["Retry-After"] = str(UNAVAILABLE_RETRY_AFTER)
+        return response
     return JsonResponse({"status": "ok", "database": "ok"})
 
 

@@ -227,7 +227,7 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-received-runs": {
         "task": "evidence.tasks.sweep_received_runs",
         "schedule": float(FREEZEDEBT_SWEEP_SECONDS),
-        "options": {"expires": max(1, FREEZEDEBT_SWEEP_SECONDS - 5)},
+        "options": {"expires": FREEZEDEBT_SWEEP_SECONDS * 0.9},
     },
     "send-freeze-reminders": {
         "task": "ledger.tasks.send_freeze_reminders",

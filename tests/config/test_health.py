@@ -19,6 +19,7 @@ def test_healthz_answers_503_when_the_database_is_down(client, db, monkeypatch):
     response = client.get("/healthz")
     assert response.status_code == 503
     assert response.json()["error"]["code"] == "unavailable"
+    assert response["Retry-After"] == "5"
     assert "connection refused" not in response.content.decode()
 
 
