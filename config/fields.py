@@ -49,3 +49,35 @@ class StrictQuerySerializer(serializers.Serializer):
         if blank:
             raise serializers.ValidationError(blank)
         return super().to_internal_value(data)
+
+
+class StrictTypesSerializer(serializers.Serializer):
+    """A JSON body's text fields as the schema says: strings only (DRF's CharField also turns
+    a number or a boolean into its text), no longer than their maxLength before trimming (DRF
+    counts after), and storable (a lone surrogate is no text PostgreSQL can keep)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, dict):
+            wrong = {}
+            for name, field in self.fields.items():
+                if not isinstance(field, serializers.CharField) or data.get(name) is None:
+                    continue
+                problem = _text_problem(data[name], field.max_length)
+                if problem:
+                    wrong[name] = [problem]
+            if wrong:
+                raise serializers.ValidationError(wrong)
+        return super().to_internal_value(data)
+
+
+def _text_problem(value: Any, max_length: int | None) -> str | None:
+    if not isinstance(value, str):
+        return "Expected a string."
+    if max_length is not None and len(value) > max_length:
+        return f"Ensure this field has no more than {max_length} characters."
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return "Contains text that is not valid Unicode (a lone surrogate)."
+    return None

@@ -3,9 +3,7 @@
 from django.conf import settings
 from django.http import UnreadablePostError
 from django.urls import reverse
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
-    OpenApiParameter,
     OpenApiResponse,
     extend_schema,
     extend_schema_field,
@@ -61,6 +59,8 @@ class TokenApi(APIView):
 # --- runs -----------------------------------------------------------------------------------
 
 EVIDENCE_MEDIA_TYPES = ("application/json", "application/xml", "text/xml")
+# A body sent as text: an empty one is refused.
+NON_EMPTY_TEXT = {"type": "string", "minLength": 1}
 _UTF8 = frozenset({"utf-8", "utf8"})
 
 
@@ -184,20 +184,15 @@ class RunsApi(APIView):
             "in-process. The same upload again answers 200 with the stored run; other content "
             "for the same sha, label and attempt is a 409."
         ),
-        parameters=[
-            InputSerializer,
-            OpenApiParameter(
-                "Content-Encoding",
-                str,
-                location=OpenApiParameter.HEADER,
-                enum=["gzip", "identity"],
-                required=False,
-            ),
-        ],
+        # Content-Encoding is how the body travels, not a parameter: a schema parameter would
+        # let a client send "gzip" over a body that is not.
+        parameters=[InputSerializer],
         request={
-            "application/json": OpenApiTypes.OBJECT,
-            "application/xml": OpenApiTypes.STR,
-            "text/xml": OpenApiTypes.STR,
+            # Any body is stored, then parsed: what is no evidence ends rejected with reasons.
+            "application/json": {"description": "evidence JSON: {exit, records, meta}"},
+            # Bytes: any text is a body the server reads (and may reject in parsing).
+            "application/xml": {"type": "string", "format": "binary", "minLength": 1},
+            "text/xml": {"type": "string", "format": "binary", "minLength": 1},
         },
         responses={
             200: OpenApiResponse(RunStateSerializer, description="This upload was already stored."),

@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from django.core.validators import RegexValidator
 from django.urls import reverse
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -16,7 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api import error_responses
-from config.fields import ShaField, StrictBooleanField
+from config.fields import ShaField, StrictBooleanField, StrictTypesSerializer
 from config.jsontext import unstorable
 from config.pagination import Pages
 from evidence import patch_selectors as selectors
@@ -47,6 +48,22 @@ repository_query = OpenApiParameter(
 )
 
 
+# What the changes reader takes (freezedebt_ci.changes), as far as a pattern says it: a
+# repo-relative path (no leading slash; ".." segments are refused too), and a name-status line
+# (STATUS<TAB>PATH, R/C###<TAB>OLD<TAB>NEW, or a bare path).
+# (A backslash reads as a slash.)
+_PATH = "[^\t\n/\\\\][^\t\n]*"
+_PATH_SCHEMA = {"type": "string", "minLength": 1, "pattern": "^[^/\\\\]"}
+# A blank line is ignored, like a blank line of the text.
+_LINE = f"([AMDT]\t{_PATH}|[RC][0-9]{{0,3}}\t{_PATH}\t{_PATH}|{_PATH}|)"
+_NAME_STATUS_TEXT = f"^{_LINE}(\n{_LINE})*$"
+
+
+@extend_schema_field({"type": "object", "additionalProperties": {}, "nullable": True})
+class AnalysisField(serializers.JSONField):
+    """``analysis``: the analysis JSON, an object (the schema says so; JSONField says "any")."""
+
+
 @extend_schema_field(
     {
         "oneOf": [
@@ -56,22 +73,45 @@ repository_query = OpenApiParameter(
                     "oneOf": [
                         {
                             "type": "string",
-                            "minLength": 1,
+                            # An item holding several lines is read as those lines.
+                            "pattern": _NAME_STATUS_TEXT,
                             "example": "R087\tsrc/old.py\tsrc/new.py",
                         },
                         {
                             "type": "object",
                             "properties": {
-                                "status": {"type": "string", "example": "M"},
-                                "path": {"type": "string", "minLength": 1},
-                                "old_path": {"type": "string", "minLength": 1},
+                                "status": {
+                                    "type": "string",
+                                    "pattern": "^[AMDT][0-9]{0,3}$",
+                                    "default": "M",
+                                },
+                                "path": _PATH_SCHEMA,
+                                "old_path": {**_PATH_SCHEMA, "nullable": True},
                             },
                             "required": ["path"],
+                        },
+                        {
+                            "type": "object",
+                            "description": "a rename or copy: old_path is required",
+                            "properties": {
+                                "status": {
+                                    "type": "string",
+                                    "pattern": "^[RC][0-9]{0,3}$",
+                                    "example": "R087",
+                                },
+                                "path": _PATH_SCHEMA,
+                                "old_path": _PATH_SCHEMA,
+                            },
+                            "required": ["status", "path", "old_path"],
                         },
                     ]
                 },
             },
-            {"type": "string", "description": "the name-status text as one string"},
+            {
+                "type": "string",
+                "pattern": _NAME_STATUS_TEXT,
+                "description": "the name-status text as one string",
+            },
         ]
     }
 )
@@ -82,7 +122,7 @@ class ChangedField(serializers.Field):
     default_error_messages = {"type": "Expected a list of name-status lines or objects."}
 
     def to_internal_value(self, data: Any) -> Any:
-        items = data.splitlines() if isinstance(data, str) else data
+        items = data.split("\n") if isinstance(data, str) else data
         if not isinstance(items, list):
             self.fail("type")
         try:
@@ -131,12 +171,37 @@ class PatchesApi(APIView):
         return [IsSignedInUser()]
 
     @extend_schema_serializer(component_name="PatchDeclaration")
-    class InputSerializer(serializers.Serializer):
-        ref = serializers.CharField(max_length=200, help_text="e.g. PR-123")
+    class InputSerializer(StrictTypesSerializer):
+        # Blank once trimmed is refused: the pattern tells the schema so. Spelled out
+        # rather than \S, which means other characters in Python and in JSON Schema's regexes.
+        ref = serializers.CharField(
+            max_length=200,
+            help_text="e.g. PR-123",
+            validators=[
+                RegexValidator(
+                    "[^\\s\\x1c-\\x1f\\x85\\ufeff]",
+                    message="Expected a reference such as PR-123.",
+                )
+            ],
+        )
         base_sha = ShaField(help_text="7 to 64 hex digits.")
         head_sha = ShaField(help_text="7 to 64 hex digits.")
         title = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
-        url = serializers.URLField(max_length=2000, required=False, allow_blank=True, default="")
+        # An http(s) link to the change request, shown on pages; checked by a pattern the
+        # schema states (Django's URLValidator also refuses host names the schema's "uri" takes).
+        url = serializers.CharField(
+            max_length=2000,
+            required=False,
+            allow_blank=True,
+            default="",
+            validators=[
+                RegexValidator(
+                    # Control characters and spaces spelled out: \s differs between engines.
+                    r"^(https?://[^\x00-\x20\x7f/?#]+([/?#][^\x00-\x20\x7f]*)?)?\Z",
+                    message="Expected an http or https URL.",
+                )
+            ],
+        )
         author = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
         label = serializers.CharField(
             max_length=100,
@@ -151,7 +216,7 @@ class PatchesApi(APIView):
             help_text="git diff --name-status -M lines, or {status, path, old_path} objects.",
         )
         ledger_changed = StrictBooleanField(required=False, default=False)
-        analysis = serializers.JSONField(
+        analysis = AnalysisField(
             required=False, allow_null=True, default=None, help_text="freezedebt-ci analyze JSON"
         )
 

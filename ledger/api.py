@@ -18,6 +18,7 @@ from config.fields import ShaField, StrictQuerySerializer
 from config.pagination import Pages
 from config.parsers import read_bounded
 from evidence import patch_selectors as selectors
+from evidence.api import NON_EMPTY_TEXT
 from evidence.authentication import READ_AUTHENTICATION, UPLOAD_AUTHENTICATION
 from evidence.permissions import HasScope, IsSignedInUser
 from evidence.throttles import UploadTokenRateThrottle
@@ -71,9 +72,9 @@ class LedgerApi(APIView):
         summary="Sync the freeze ledger from the default branch",
         parameters=[QuerySerializer],
         request={
-            "application/toml": OpenApiTypes.STR,
+            "application/toml": NON_EMPTY_TEXT,
             "application/json": OpenApiTypes.OBJECT,
-            "text/plain": OpenApiTypes.STR,
+            "text/plain": NON_EMPTY_TEXT,
         },
         responses={
             200: OutputSerializer,

@@ -1,6 +1,7 @@
 """The committed schema says what the endpoints do, and the endpoints refuse what it forbids."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -32,11 +33,15 @@ def test_the_ledger_sha_has_the_sha_pattern():
     assert sha["schema"]["pattern"] == "^[0-9a-fA-F]{7,64}$"
 
 
-def test_a_changed_path_may_not_be_empty():
+def test_a_changed_path_may_not_be_empty_nor_absolute():
     changed = SCHEMA["components"]["schemas"]["PatchDeclarationRequest"]["properties"]["changed"]
-    line, item = changed["oneOf"][0]["items"]["oneOf"]
-    assert line["minLength"] == 1
-    assert item["properties"]["path"]["minLength"] == 1
+    line, *objects = changed["oneOf"][0]["items"]["oneOf"]
+    for item in objects:
+        path = item["properties"]["path"]
+        assert path["minLength"] == 1
+        assert not re.search(path["pattern"], "/etc/passwd")
+    assert not re.search(line["pattern"], "M\t/etc/passwd")
+    assert re.search(line["pattern"], "R087\tsrc/old.py\tsrc/new.py")
 
 
 @pytest.mark.parametrize("path", LISTS)
@@ -97,3 +102,47 @@ def test_an_empty_attempt_is_400_not_the_first(api_client, evidence_token):
     )
     assert response.status_code == 400
     assert "attempt" in response.json()["error"]["details"]
+
+
+# --- what schemathesis found: the endpoint refused or took what the schema said otherwise -----
+
+
+def _declare(api_client, token, **fields):
+    body = {"ref": "PR-1", "base_sha": "b" * 40, "head_sha": "e" * 40, **fields}
+    return api_client.post(
+        "/api/v1/patches",
+        json.dumps(body),
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {token}",
+    )
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("label", 0),
+        ("title", True),
+        ("author", "  " + "x" * 199),  # over 200 before trimming, as the schema counts
+        ("title", "a\ud800b"),
+        ("ref", "\u001d"),
+        ("url", "http://exa\u001dmple.com"),
+        ("url", "javascript:alert(1)"),
+        ("changed", [{"path": "src/a.py", "old_path": {}}]),
+        ("changed", [{"path": "src/a.py", "status": "C"}]),
+    ],
+)
+def test_what_the_schema_forbids_is_400(api_client, evidence_token, field, value):
+    response = _declare(api_client, evidence_token, **{field: value})
+    assert response.status_code == 400, response.content
+    assert field in response.json()["error"]["details"]
+
+
+def test_a_path_with_a_group_separator_stays_one_path(api_client, evidence_token):
+    # str.splitlines() broke lines at \x1c-\x1e and \x85, which git never does.
+    response = _declare(api_client, evidence_token, changed=["M\tsrc/a\u001eb.py"])
+    assert response.status_code == 201, response.content
+
+
+def test_a_long_url_with_a_long_host_name_is_a_link_like_any(api_client, evidence_token):
+    url = "https://" + ".".join(["a" * 63] * 5) + "/pull/1"
+    assert _declare(api_client, evidence_token, url=url).status_code == 201

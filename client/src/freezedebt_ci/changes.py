@@ -76,6 +76,10 @@ def _check_path(path: str, where: str, problems: ProblemCollector) -> str:
     return path
 
 
+def _lines(text: str) -> list[str]:
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
 def parse_name_status(text: str, *, source: str = "changed paths") -> list[Change]:
     """Read ``git diff --name-status -M`` output.
 
@@ -85,7 +89,9 @@ def parse_name_status(text: str, *, source: str = "changed paths") -> list[Chang
     """
     problems = ProblemCollector(source)
     changes: list[Change] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Lines end at "\n" (and "\r\n") only, as git writes them: str.splitlines() would also
+    # break a path at the file and group separators (\x1c-\x1e), \x85 and \u2028.
+    for number, line in enumerate(_lines(text), start=1):
         if not line.strip():
             continue
         where = f"line {number}"
@@ -147,6 +153,9 @@ def changes_from_objects(items: Iterable[object], *, source: str = "changed") ->
             problems.add(f"{where}.status", f"unknown status {status!r}")
             continue
         kind = match.group("kind")
+        if old is not None and not isinstance(old, str):
+            problems.add(f"{where}.old_path", "expected a string")
+            continue
         if kind in "RC" and not isinstance(old, str):
             problems.add(f"{where}.old_path", f"status {kind} needs 'old_path'")
             continue
