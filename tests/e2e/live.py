@@ -17,8 +17,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
-# The database the live service gets, dropped and created afresh for each test.
-E2E_DATABASE = "freezedebt_e2e"
+# The database the live service gets, dropped and created afresh for each test: named after
+# DATABASE_URL's, so two checkouts testing on one server never drop each other's.
+E2E_DATABASE = (
+    os.environ.get("DATABASE_URL", "").rsplit("/", 1)[-1].split("?")[0] or "freezedebt"
+) + "_e2e"
 
 e2e_only = pytest.mark.skipif(
     os.environ.get("FREEZEDEBT_E2E") != "1", reason="end-to-end run: set FREEZEDEBT_E2E=1"
