@@ -6,8 +6,10 @@ own (broker and cache, each reached through a proxy this process can cut) and Po
 the middle of a 200,000-record ingest, the broker cut, the cache cut, the database cut for the
 web processes, two beats at once, and send_freeze_reminders run five times at once. After each
 it checks that no accepted upload is lost, nothing is stored or mailed twice, nothing answered
-500 (a 503 must carry Retry-After), and that the service recovered within the stated bound;
-then it prints the figures. Exit status 0 when every check held.
+500 (a 503 must carry Retry-After), and that the service recovered within the stated bound
+(each row of the table states its own: with the sweep every SWEEP_SECONDS, twice that plus the
+parse, plus a worker restart where a broker cut can take the worker down); then it prints the
+figures. Exit status 0 when every check held.
 
     .venv/bin/python -m tests.faults.stage        # PG_URL names a PostgreSQL server
 """
@@ -39,6 +41,9 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 # Short, so each recovery takes seconds; the bound of each check is stated from it.
 SWEEP_SECONDS = 5
+# A broker cut may take the worker down (kombu, see the README) and its supervisor brings it
+# back: booting a worker on a busy two-core machine takes up to half a minute.
+WORKER_RESTART_SECONDS = 30
 BIG_RUN_RECORDS = 200_000
 MESSAGE_SEPARATOR = "\n" + "-" * 79 + "\n"
 
@@ -532,7 +537,7 @@ def broker_cut(d: Deployment) -> Figures:
     time.sleep(2)
     d.broker.restore()
     restored = time.monotonic()
-    figures.bound = 2 * SWEEP_SECONDS + 20
+    figures.bound = 2 * SWEEP_SECONDS + 20 + WORKER_RESTART_SECONDS
     wait_for(
         lambda: not d.unparsed(ids),
         timeout=figures.bound + 30,
@@ -615,7 +620,7 @@ def two_beats(d: Deployment) -> Figures:
     d.broker.restore()
     d.start("beat2")
     started = time.monotonic()
-    figures.bound = 2 * SWEEP_SECONDS + 20
+    figures.bound = 2 * SWEEP_SECONDS + 20 + WORKER_RESTART_SECONDS
     wait_for(lambda: not d.unparsed(ids), timeout=figures.bound + 30, what="the swept runs")
     figures.recovery = time.monotonic() - started
     time.sleep(2 * SWEEP_SECONDS)  # both beats sweep again: nothing may change
