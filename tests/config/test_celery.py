@@ -40,3 +40,20 @@ def test_sweep_expires_before_its_next_run():
     schedule = app.conf.beat_schedule
     sweep = schedule["sweep-received-runs"]
     assert sweep["options"]["expires"] < sweep["schedule"]
+
+
+def test_the_sweep_recovers_a_lost_run_within_two_periods_and_its_task_lives_long_enough():
+    """A killed worker's run is swept again after FREEZEDEBT_SWEEP_SECONDS (received that long)
+    at the next sweep: within two periods, not at Redis's visibility timeout. The sweep's task
+    lives most of a period, so a busy worker still runs it (with a 5 s period, "period minus
+    5 s" left it 0 s), and the visibility timeout stays far above both."""
+    from django.conf import settings
+
+    from evidence.ingest import REQUEUE_AFTER
+
+    period = settings.FREEZEDEBT_SWEEP_SECONDS
+    sweep = app.conf.beat_schedule["sweep-received-runs"]
+    assert sweep["schedule"] == period
+    assert REQUEUE_AFTER.total_seconds() == period
+    assert period / 2 <= sweep["options"]["expires"] < period
+    assert app.conf.broker_transport_options["visibility_timeout"] >= 10 * period
