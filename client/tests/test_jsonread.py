@@ -98,3 +98,10 @@ def test_a_date_and_time_for_a_date_is_named_as_the_file_spells_it():
     message = str(caught.value)
     assert "2026-11-20T10:00:00 (a datetime, not a date)" in message
     assert "datetime.datetime(" not in message
+
+
+def test_an_over_long_toml_integer_is_an_input_error_without_the_interpreters_words():
+    with pytest.raises(InputError) as caught:
+        parse_ledger("[[freeze]]\nid = " + "9" * 5000 + "\n")
+    assert "a value too large" in str(caught.value)
+    assert "sys." not in str(caught.value)
