@@ -3,7 +3,6 @@
 from typing import Any
 
 from django.conf import settings
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
@@ -73,7 +72,13 @@ class LedgerApi(APIView):
         parameters=[QuerySerializer],
         request={
             "application/toml": NON_EMPTY_TEXT,
-            "application/json": OpenApiTypes.OBJECT,
+            # Both JSON shapes: a map keyed by node id, or a list of freeze objects.
+            "application/json": {
+                "oneOf": [
+                    {"type": "object", "additionalProperties": {}},
+                    {"type": "array", "items": {"type": "object", "additionalProperties": {}}},
+                ]
+            },
             "text/plain": NON_EMPTY_TEXT,
         },
         responses={

@@ -146,3 +146,8 @@ def test_a_path_with_a_group_separator_stays_one_path(api_client, evidence_token
 def test_a_long_url_with_a_long_host_name_is_a_link_like_any(api_client, evidence_token):
     url = "https://" + ".".join(["a" * 63] * 5) + "/pull/1"
     assert _declare(api_client, evidence_token, url=url).status_code == 201
+
+
+def test_a_json_ledger_may_be_a_map_or_a_list():
+    body = _operation("/api/v1/ledger", "put")["requestBody"]["content"]["application/json"]
+    assert {shape["type"] for shape in body["schema"]["oneOf"]} == {"object", "array"}
