@@ -26,6 +26,7 @@ from freezedebt_ci.ledger import Freeze
 from freezedebt_ci.policy import DEFAULT_SEVERITIES
 from freezedebt_ci.policy import Policy as RulesPolicy
 from freezedebt_ci.report import compute_report
+from ledger.governance import governance_versions_for
 from ledger.models import LedgerVersion, Policy
 
 logger = logging.getLogger(__name__)
@@ -159,9 +160,16 @@ def rules_policy(repository: Repository) -> RulesPolicy:
             "max_freeze_days": stored.max_freeze_days,
             "fixture_paths": list(stored.fixture_paths),
             "ledger_path": stored.ledger_path,
+            "require_analysis": stored.require_analysis,
         },
         source=f"policy of {repository.slug}",
     )
+
+
+def governance_digests(repository: Repository, base_sha: str) -> dict[str, str | None]:
+    """The sha256 of each governance file the server holds for a patch's base: the version
+    synced at that commit, else the latest (an analysis must have used these)."""
+    return governance_versions_for(repository, base_sha)
 
 
 def patch_changes(patch: Patch) -> list[Change]:
@@ -185,6 +193,8 @@ def report_body(
         today=today or timezone.localdate(),
         policy=rules_policy(repository),
         ledger_changed=patch.ledger_changed,
+        analysis=patch.analysis,
+        governance=governance_digests(repository, patch.base_sha) if patch.analysis else None,
     )
 
 
@@ -318,6 +328,10 @@ def reports_ahead(run: Run, outcomes: dict[str, str]) -> list[ReportAhead]:
             **shared,
             "changes": patch_changes(patch),
             "ledger_changed": patch.ledger_changed,
+            "analysis": patch.analysis,
+            "governance": (
+                governance_digests(run.repository, patch.base_sha) if patch.analysis else None
+            ),
         }
 
         def compute(runs=tuple(runs), inputs=inputs) -> dict[str, Any] | None:

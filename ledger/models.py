@@ -84,6 +84,52 @@ class LedgerVersion(models.Model):
         return f"{self.repository_id} ledger @ {self.sha[:12]}"
 
 
+class GovernanceFileQuerySet(models.QuerySet["GovernanceFile"]):
+    def for_base(self, repository: Repository, kind: str, sha: str) -> "GovernanceFile | None":
+        """The version synced at commit ``sha``, else the latest one."""
+        versions = self.filter(repository=repository, kind=kind)
+        return versions.filter(sha=sha).first() or versions.order_by("-created_at", "-pk").first()
+
+
+class GovernanceFile(models.Model):
+    """A governance file other than the ledger (the fixture lock, the oracle map) as synced at
+    one commit of the default branch, with a ``ledger``-scoped token; never changed after."""
+
+    class Kind(models.TextChoices):
+        FIXTURE_LOCK = "fixture_lock", "fixture lock"
+        ORACLE_MAP = "oracle_map", "oracle map"
+
+    repository = models.ForeignKey(
+        Repository, on_delete=models.CASCADE, related_name="governance_files"
+    )
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    sha = models.CharField(max_length=64)
+    path = models.CharField(max_length=500)
+    raw = models.TextField()
+    # Of the bytes as sent: what an analysis of a commit holding this file records.
+    sha256 = models.CharField(max_length=64)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    objects = GovernanceFileQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            # Pushing a commit's file twice stores it once; another content for it is a conflict.
+            models.UniqueConstraint(
+                fields=["repository", "kind", "sha"], name="governancefile_unique_sha"
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["repository", "kind", "-created_at"], name="governancefile_recent_idx"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.repository_id} {self.kind} @ {self.sha[:12]}"
+
+
 class FreezeQuerySet(models.QuerySet["Freeze"]):
     def current(self) -> "FreezeQuerySet":
         """Freezes in the repository's latest ledger (not retired)."""
@@ -220,6 +266,8 @@ class Policy(TimeStamped):
         default=default_fixture_paths, blank=True, validators=[validate_path_patterns]
     )
     ledger_path = models.CharField(max_length=500, default="freeze_ledger.toml")
+    # A patch declared without a (complete) analysis is an analysis-missing problem.
+    require_analysis = models.BooleanField(default=False)
 
     class Meta:
         verbose_name_plural = "policies"
@@ -261,6 +309,7 @@ class Policy(TimeStamped):
             "max_freeze_days": self.max_freeze_days,
             "fixture_paths": list(self.fixture_paths),
             "ledger_path": self.ledger_path,
+            "require_analysis": self.require_analysis,
         }
 
 

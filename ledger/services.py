@@ -9,7 +9,9 @@ from django.db import transaction
 from evidence.models import Repository
 from ledger.models import Policy, PolicyChange
 
-POLICY_FIELDS = frozenset({"severities", "max_freeze_days", "fixture_paths", "ledger_path"})
+POLICY_FIELDS = frozenset(
+    {"severities", "max_freeze_days", "fixture_paths", "ledger_path", "require_analysis"}
+)
 
 
 def policy_create_default(*, repository: Repository) -> Policy:
@@ -23,7 +25,8 @@ def policy_update(
 ) -> Policy:
     """Change a repository's policy and record who changed what, in one transaction.
 
-    ``changes`` may name severities, max_freeze_days, fixture_paths and ledger_path.
+    ``changes`` may name severities, max_freeze_days, fixture_paths, ledger_path and
+    require_analysis.
     ``severities`` replaces the stored overrides as a whole. Raises ValidationError on bad
     values; stores no audit row when nothing actually changed.
     """

@@ -31,6 +31,7 @@ TOP_KEYS = [
     "expired_freezes",
     "per_file",
     "problems",
+    "analysis",
 ]
 LIST_KEYS = ["new_skips", "retired_skips", "lost", "new_xfails", "expired_freezes"]
 FROZEN = "tests/test_pricing.py::test_rounding_boundary"

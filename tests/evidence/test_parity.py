@@ -286,3 +286,101 @@ def test_report_is_recomputed_when_the_missing_base_arrives(api_client, reposito
     upload(api_client, evidence_token, BASE_SHA, BASE_EVIDENCE)
     report = Report.objects.get()
     assert (report.status, report.verdict) == ("ready", "block")
+
+
+# --- with an analysis (SPEC 5.7): a real analysis of a real repository's patch ----------------
+
+
+@pytest.fixture(scope="module")
+def demo_repo():
+    """The demo repository and the real analyses of its patches (built once, in a temp dir)."""
+    from evidence.demo_analysis import demo_analyses
+
+    return demo_analyses(today=datetime.date.fromisoformat(TODAY))
+
+
+def offline_with_analysis(tmp_path, capsys, *, ledger, changed, analysis, extra=()):
+    files = {
+        "base.json": json.dumps(BASE_EVIDENCE),
+        "head.json": json.dumps(HEAD_EVIDENCE),
+        "freeze_ledger.toml": ledger,
+        "changed.txt": "\n".join(changed) + "\n",
+        "analysis.json": json.dumps(analysis),
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    argv = [
+        "delta",
+        *(str(tmp_path / name) for name in ("base.json", "head.json")),
+        *("--ledger", str(tmp_path / "freeze_ledger.toml")),
+        *("--changed", str(tmp_path / "changed.txt")),
+        *("--analysis", str(tmp_path / "analysis.json")),
+        *("--today", TODAY, "--json"),
+        *extra,
+    ]
+    capsys.readouterr()
+    code = cli(argv)
+    printed = capsys.readouterr()
+    assert code in (0, 1), printed.err
+    return printed.out
+
+
+@pytest.mark.usefixtures("frozen_today")
+@pytest.mark.parametrize("ledger_of", ["repository", "other"])
+def test_server_report_with_analysis_equals_offline_delta(
+    api_client, evidence_token, ledger_token, tmp_path, capsys, demo_repo, ledger_of
+):
+    """Byte for byte: the server's stored report and ``delta --analysis`` print the same text.
+    With the repository's own ledger the freeze blocks a changed symbol; with another ledger it
+    does not, and the analysis used a ledger the server does not hold."""
+    from freezedebt_ci.report import report_json
+
+    patch = demo_repo.patches[0]
+    ledger = demo_repo.ledger if ledger_of == "repository" else LEDGER
+    synced = api_client.put(
+        f"/api/v1/ledger?sha={LEDGER_SHA}",
+        ledger.encode(),
+        content_type="application/toml",
+        **bearer(ledger_token),
+    )
+    assert synced.status_code == 201
+    upload(api_client, evidence_token, BASE_SHA, BASE_EVIDENCE)
+    upload(api_client, evidence_token, HEAD_SHA, HEAD_EVIDENCE)
+    declared = api_client.post(
+        "/api/v1/patches",
+        {
+            "ref": "PR-301",
+            "base_sha": BASE_SHA,
+            "head_sha": HEAD_SHA,
+            "changed": patch.changed,
+            "analysis": patch.analysis,
+        },
+        format="json",
+        **bearer(evidence_token),
+    )
+    assert declared.status_code == 201, declared.content
+    server = api_client.get(declared.json()["report_url"], **bearer(evidence_token))
+    offline = offline_with_analysis(
+        tmp_path, capsys, ledger=ledger, changed=patch.changed, analysis=patch.analysis
+    )
+    assert report_json(server.json()) == offline
+    assert report_json(Report.objects.get().body) == offline
+
+    report = json.loads(offline)
+    codes = {p["code"] for p in report["problems"]}
+    assert {
+        "untested-caller",
+        "contract-change",
+        "fixture-lock",
+        "co-modified",
+        "unlabeled-path",
+        "candidate-only",
+    } <= codes
+    assert ("frozen-symbol" in codes) == (ledger_of == "repository")
+    assert ("analysis-mismatch" in codes) == (ledger_of == "other")
+    section = report["analysis"]
+    assert section["status"] == "complete"
+    by_symbol = {entry["symbol"]: entry for entry in section["symbols"]}
+    assert by_symbol["shop.pricing:round_price"]["untested_callers"] == [
+        "shop.invoice:invoice_line"
+    ]

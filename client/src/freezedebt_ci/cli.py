@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -57,6 +58,12 @@ def _cmd_delta(args: argparse.Namespace) -> int:
     changed_text = read_name_status(args.changed) if args.changed else ""
     changes = parse_name_status(changed_text, source=args.changed or "changed paths")
     policy = read_policy(args.policy) if args.policy else Policy()
+    analysis = governance = None
+    if args.analysis:
+        from .remote import read_analysis
+
+        analysis = read_analysis(args.analysis)
+        governance = _governance_digests(args)
     report = compute_report(
         base=base,
         head=head,
@@ -64,8 +71,27 @@ def _cmd_delta(args: argparse.Namespace) -> int:
         changes=changes,
         today=args.today or dt.date.today(),
         policy=policy,
+        analysis=analysis,
+        governance=governance,
     )
     return emit_report(report, as_json=args.json, summary=args.summary)
+
+
+def _governance_digests(args: argparse.Namespace) -> dict[str, str | None]:
+    """The sha256 of the governance files given (the default branch's, as the server holds
+    them): the analysis must have used these."""
+    digests: dict[str, str | None] = {}
+    for kind, path in (
+        ("ledger", args.ledger),
+        ("fixture_lock", args.fixture_lock),
+        ("oracle_map", args.oracle_map),
+    ):
+        if path:
+            try:
+                digests[kind] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+            except OSError as exc:
+                raise InputError.single(path, "", f"cannot be read ({exc.strerror})") from None
+    return digests
 
 
 DELTA_EXAMPLE = """example:
@@ -97,6 +123,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     delta.add_argument("--today", type=_date, metavar="DATE", help="date the rules use")
     delta.add_argument("--policy", metavar="FILE", help="policy file (TOML or JSON)")
+    delta.add_argument(
+        "--analysis", metavar="FILE", help="analysis JSON written by freezedebt-ci analyze"
+    )
+    delta.add_argument(
+        "--fixture-lock",
+        metavar="FILE",
+        help="the default branch's fixture lock: the analysis must have used it",
+    )
+    delta.add_argument(
+        "--oracle-map",
+        metavar="FILE",
+        help="the default branch's oracle map: the analysis must have used it",
+    )
     delta.add_argument("--json", action="store_true", help="print the report JSON")
     delta.add_argument("--summary", type=Path, metavar="FILE.md", help="write Markdown here")
     delta.set_defaults(handler=_cmd_delta)

@@ -34,10 +34,13 @@ DEFAULT_SEVERITIES: dict[str, str] = {
     "unlabeled-path": WARN,
     "frozen-symbol": BLOCK,
     "candidate-only": WARN,
+    "analysis-mismatch": BLOCK,
+    "analysis-missing": BLOCK,
 }
 DEFAULT_FIXTURE_PATHS = ("tests/fixtures/**", "tests/factories/**", "**/conftest.py")
 DEFAULT_LEDGER_PATH = "freeze_ledger.toml"
 DEFAULT_MAX_FREEZE_DAYS = 14
+SETTINGS = ("severities", "max_freeze_days", "fixture_paths", "ledger_path", "require_analysis")
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +49,9 @@ class Policy:
     max_freeze_days: int = DEFAULT_MAX_FREEZE_DAYS
     fixture_paths: tuple[str, ...] = DEFAULT_FIXTURE_PATHS
     ledger_path: str = DEFAULT_LEDGER_PATH
+    # A patch declared without an analysis (or with an incomplete one) is an
+    # ``analysis-missing`` problem only when the repository asks for analyses.
+    require_analysis: bool = False
 
     def severity(self, code: str) -> str:
         return self.severities.get(code, DEFAULT_SEVERITIES.get(code, BLOCK))
@@ -56,6 +62,7 @@ class Policy:
             "max_freeze_days": self.max_freeze_days,
             "fixture_paths": list(self.fixture_paths),
             "ledger_path": self.ledger_path,
+            "require_analysis": self.require_analysis,
         }
 
     @classmethod
@@ -90,11 +97,15 @@ class Policy:
         if not isinstance(ledger_path, str) or pattern_error(ledger_path) or "*" in ledger_path:
             problems.add("ledger_path", "expected a repo-relative file path")
             ledger_path = DEFAULT_LEDGER_PATH
+        require_analysis = data.get("require_analysis", False)
+        if type(require_analysis) is not bool:
+            problems.add("require_analysis", "expected true or false")
+            require_analysis = False
         for key in data:
-            if key not in ("severities", "max_freeze_days", "fixture_paths", "ledger_path"):
+            if key not in SETTINGS:
                 problems.add(str(key), "unknown policy setting")
         problems.raise_if_any()
-        return cls(severities, max_days, tuple(fixtures), ledger_path)
+        return cls(severities, max_days, tuple(fixtures), ledger_path, require_analysis)
 
 
 def read_policy(path: str | Path) -> Policy:

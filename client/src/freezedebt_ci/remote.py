@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .analysis import FORMAT as ANALYSIS_FORMAT
 from .changes import parse_name_status, read_name_status
 from .cli import EXIT_ERROR, EXIT_PASS, EXIT_PENDING, UsageError, emit_report
 from .compression import is_gzip, maybe_gunzip
@@ -380,7 +381,8 @@ def _changed_lines(args: argparse.Namespace) -> list[str]:
     return [line for line in text.splitlines() if line.strip()]
 
 
-def _analysis(path: str) -> dict[str, Any]:
+def read_analysis(path: str) -> dict[str, Any]:
+    """An analysis file (``freezedebt-ci analyze --out``; gzip ok) as a JSON object."""
     data = _read_bytes(path)
     try:
         document = json.loads(maybe_gunzip(data, source=path, limit=64 << 20))
@@ -388,6 +390,8 @@ def _analysis(path: str) -> dict[str, Any]:
         raise InputError.single(path, "", f"is not valid JSON ({exc})") from None
     if not isinstance(document, dict):
         raise InputError.single(path, "$", "expected a JSON object")
+    if document.get("format") != ANALYSIS_FORMAT:
+        raise InputError.single(path, "$.format", f"expected {ANALYSIS_FORMAT!r}")
     return document
 
 
@@ -427,7 +431,7 @@ def _cmd_patch(args: argparse.Namespace) -> int:
         if value:
             payload[key] = value
     if args.analysis:
-        payload["analysis"] = _analysis(args.analysis)
+        payload["analysis"] = read_analysis(args.analysis)
     body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
     answer = client.request("POST", "/api/v1/patches", body=body, content_type="application/json")
     patch = _object(answer, "a patch", "id", "report_url")

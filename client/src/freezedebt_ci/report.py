@@ -8,11 +8,12 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import repeat
 from operator import itemgetter
 from typing import Any
 
+from .analysis.judge import analysis_problems, analysis_section
 from .changes import Change, touched_paths
 from .evidence import Buckets, Evidence
 from .hygiene import freeze_problems
@@ -153,11 +154,21 @@ def compute_report(
     today: dt.date,
     policy: Policy | None = None,
     ledger_changed: bool = False,
+    analysis: Mapping[str, Any] | None = None,
+    governance: Mapping[str, str | None] | None = None,
 ) -> dict[str, Any]:
     """The report of a patch. With ``base`` or ``head`` missing the report is ``pending``:
-    it lists what the ledger and the paths already show, and never passes."""
+    it lists what the ledger and the paths already show, and never passes.
+
+    ``analysis`` is the patch's ``freezedebt-analysis/1`` (None: none was sent); its findings
+    are judged by :mod:`freezedebt_ci.analysis.judge` against ``freezes``. ``governance`` maps
+    ``ledger``/``fixture_lock``/``oracle_map`` to the sha256 of the version held for the base:
+    an analysis that used another is an ``analysis-mismatch``.
+    """
     policy = policy or Policy()
-    problems: list[dict[str, Any]] = []
+    problems: list[dict[str, Any]] = analysis_problems(
+        analysis, freezes=freezes, today=today, policy=policy, governance=governance
+    )
 
     def add(code: str, message: str, items: Iterable[str]) -> None:
         severity = policy.severity(code)
@@ -215,6 +226,7 @@ def compute_report(
         "expired_freezes": expired,
         "per_file": [],
         "problems": problems,
+        "analysis": analysis_section(analysis, freezes=freezes, today=today, governance=governance),
     }
 
     if base is None or head is None or head_buckets is None:
