@@ -17,10 +17,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api import error_responses
+from config.exceptions import PayloadTooLarge
 from config.fields import ShaField, StrictBooleanField, StrictTypesSerializer
 from config.jsontext import unstorable
 from config.pagination import Pages
 from evidence import patch_selectors as selectors
+from evidence.analysis_upload import analysis_errors, analysis_size, max_analysis_bytes
 from evidence.authentication import READ_AUTHENTICATION
 from evidence.models import Patch, Report
 from evidence.patches import patch_declare
@@ -217,15 +219,33 @@ class PatchesApi(APIView):
         )
         ledger_changed = StrictBooleanField(required=False, default=False)
         analysis = AnalysisField(
-            required=False, allow_null=True, default=None, help_text="freezedebt-ci analyze JSON"
+            required=False,
+            allow_null=True,
+            default=None,
+            help_text="freezedebt-ci analyze JSON (freezedebt-analysis/1), validated against "
+            "the JSON Schema the client package ships; each error names its JSON path.",
         )
 
         def validate_analysis(self, value: Any) -> Any:
-            if value is not None and not isinstance(value, dict):
+            if value is None:
+                return value
+            if not isinstance(value, dict):
                 raise serializers.ValidationError("Expected a JSON object.")
             problem = unstorable(value)
             if problem is not None:
                 raise serializers.ValidationError(" ".join(problem) + ".")
+            try:
+                size = analysis_size(value)
+            except RecursionError:
+                raise serializers.ValidationError("The analysis is nested too deeply.") from None
+            cap = max_analysis_bytes()
+            if size > cap:
+                raise PayloadTooLarge(
+                    f"The analysis is {size} bytes as JSON; this server accepts up to {cap}."
+                )
+            errors = analysis_errors(value)
+            if errors:
+                raise serializers.ValidationError(errors)
             return value
 
     @extend_schema_serializer(component_name="DeclaredPatch")

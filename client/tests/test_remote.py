@@ -978,3 +978,40 @@ def test_every_command_shows_an_example(capsys: pytest.CaptureFixture[str]) -> N
     with pytest.raises(SystemExit):
         main(["patch", "--help"])
     assert "--link URL, --pr-url URL" in capsys.readouterr().out
+
+
+def test_patch_analyze_runs_the_analysis_of_base_and_head_and_sends_it(
+    server: FakeServer, clock: FakeClock, repo: tuple[Path, str, str]
+) -> None:
+    _, base, head = repo
+    server.add("POST", "/api/v1/patches", patch_reply(201, "ready"))
+    server.add("GET", "/api/v1/patches/17/report", Reply(200, report("pass")))
+    code = main(
+        [
+            *("patch", "--url", server.url, "--token", TOKEN, "--ref", "PR-9"),
+            *("--base-sha", base, "--head-sha", head, "--analyze"),
+        ]
+    )
+    assert code == 0
+    analysis = server.requests("POST")[0].json()["analysis"]
+    assert analysis["format"] == "freezedebt-analysis/1"
+    assert analysis["head"] == head
+    assert "src/rounding.py" in {f["path"] for f in analysis["files"]}
+
+
+def test_patch_analyze_and_analysis_exclude_each_other(
+    server: FakeServer, clock: FakeClock, changed: Path, tmp_path: Path
+) -> None:
+    with pytest.raises(SystemExit) as exc:
+        patch(server, "--changed", str(changed), "--analysis", "a.json", "--analyze")
+    assert exc.value.code == 2
+    assert server.seen == []
+
+
+def test_patch_analysis_of_another_format_exits_2_without_a_request(
+    server: FakeServer, clock: FakeClock, changed: Path, tmp_path: Path
+) -> None:
+    analysis = tmp_path / "analysis.json"
+    analysis.write_text(json.dumps({"format": "freezedebt-report/1"}))
+    assert patch(server, "--changed", str(changed), "--analysis", str(analysis)) == 2
+    assert server.seen == []

@@ -190,6 +190,10 @@ FREEZEDEBT_BAD_TOKENS_PER_MINUTE = env_int(
 FREEZEDEBT_MAX_JSON_BYTES = env_int("FREEZEDEBT_MAX_JSON_BYTES", default=16 << 20, min_value=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = FREEZEDEBT_MAX_JSON_BYTES
 # A ledger file is read whole; a few hundred freezes take a few dozen KiB.
+# An analysis is judged at every report of its patch: a cap well under the JSON body's.
+FREEZEDEBT_MAX_ANALYSIS_BYTES = env_int(
+    "FREEZEDEBT_MAX_ANALYSIS_BYTES", default=8 << 20, min_value=1
+)
 FREEZEDEBT_MAX_LEDGER_BYTES = env_int("FREEZEDEBT_MAX_LEDGER_BYTES", default=4 << 20, min_value=1)
 # Signed action links in reminder e-mails stop working after this many days.
 FREEZEDEBT_LINK_MAX_AGE_DAYS = env_int("FREEZEDEBT_LINK_MAX_AGE_DAYS", default=14, min_value=1)

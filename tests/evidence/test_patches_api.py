@@ -1,9 +1,12 @@
+import copy
+import datetime
 import json
 
 import pytest
 
 from evidence.models import Patch, Report
 from evidence.services import token_create
+from tests.evidence.analyses import demo_repository, minimal_analysis
 from tests.evidence.stored_runs import store_run
 from tests.factories import PatchFactory, RepositoryFactory, UserFactory
 
@@ -181,7 +184,8 @@ def test_shas_are_stored_lower_case_like_the_runs(api_client, evidence_token):
 
 
 def test_label_and_ledger_changed_and_analysis_are_stored(api_client, evidence_token):
-    analysis = {"symbols": [{"name": "round_price", "class": "local"}]}
+    analysis = minimal_analysis(class_="local")
+    analysis["class"] = analysis.pop("class_")
     declare(api_client, evidence_token, label="py311", ledger_changed=True, analysis=analysis)
     patch = Patch.objects.get()
     assert (patch.label, patch.ledger_changed, patch.analysis) == ("py311", True, analysis)
@@ -244,6 +248,60 @@ def test_invalid_fields_are_400_and_store_nothing(api_client, evidence_token, fi
     response = declare(api_client, evidence_token, **{field: value})
     assert response.status_code == 400
     assert field in error(response)["details"]
+    assert not Patch.objects.exists()
+
+
+def test_a_real_analysis_is_accepted_and_stored(api_client, evidence_token):
+    analysis = demo_repository(datetime.date(2026, 12, 1)).patches[0].analysis
+    assert declare(api_client, evidence_token, analysis=analysis).status_code == 201
+    assert Patch.objects.get().analysis == analysis
+
+
+def test_an_analysis_off_its_schema_is_400_with_the_path_of_each_error(api_client, evidence_token):
+    analysis = copy.deepcopy(demo_repository(datetime.date(2026, 12, 1)).patches[0].analysis)
+    analysis["symbols"][1]["kind"] = "lambda"
+    analysis["files"][0]["class"] = "huge"
+    del analysis["cone"]
+    analysis["governance"]["fixture_lock"]["sha256"] = "not a digest"
+    response = declare(api_client, evidence_token, analysis=analysis)
+    assert response.status_code == 400
+    problems = error(response)["details"]["analysis"]
+    assert [p["path"] for p in problems] == [
+        "$",
+        "$.files[0].class",
+        "$.governance.fixture_lock.sha256",
+        "$.symbols[1].kind",
+    ]
+    assert "'cone' is a required property" in problems[0]["message"]
+    assert "'lambda' is not one of" in problems[3]["message"]
+    assert not Patch.objects.exists()
+
+
+def test_an_analysis_of_another_format_is_refused(api_client, evidence_token):
+    response = declare(
+        api_client, evidence_token, analysis=minimal_analysis(format="freezedebt-analysis/2")
+    )
+    assert response.status_code == 400
+    assert error(response)["details"]["analysis"][0]["path"] == "$.format"
+    assert not Patch.objects.exists()
+
+
+def test_errors_of_an_analysis_are_capped(api_client, evidence_token):
+    bad = [{"path": "", "status": "?"} for _ in range(40)]
+    response = declare(api_client, evidence_token, analysis=minimal_analysis(files=bad))
+    problems = error(response)["details"]["analysis"]
+    assert len(problems) == 51
+    assert problems[-1]["message"].startswith("and ")
+
+
+def test_an_analysis_over_the_size_cap_is_413_and_stores_nothing(
+    api_client, evidence_token, settings
+):
+    settings.FREEZEDEBT_MAX_ANALYSIS_BYTES = 2000
+    analysis = minimal_analysis(files=[], parse_errors=[{"path": "a.py", "error": "x" * 3000}])
+    response = declare(api_client, evidence_token, analysis=analysis)
+    assert response.status_code == 413
+    assert "2000" in error(response)["message"]
     assert not Patch.objects.exists()
 
 

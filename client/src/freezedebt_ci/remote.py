@@ -395,6 +395,15 @@ def read_analysis(path: str) -> dict[str, Any]:
     return document
 
 
+def analyze_checkout(base: str, head: str, *, repo: Path | None = None) -> dict[str, Any]:
+    """``freezedebt-ci analyze --base BASE --head HEAD`` of the checkout (the current
+    directory), as the patch command sends it."""
+    from .analysis import Options, analyze
+
+    print(f"analyzing {base[:12]}...{head[:12]}", file=sys.stderr)
+    return analyze(Options(repo=repo or Path.cwd(), base=base, head=head))
+
+
 _REPORT_LISTS = (
     "new_skips",
     "retired_skips",
@@ -432,6 +441,8 @@ def _cmd_patch(args: argparse.Namespace) -> int:
             payload[key] = value
     if args.analysis:
         payload["analysis"] = read_analysis(args.analysis)
+    elif args.analyze:
+        payload["analysis"] = analyze_checkout(args.base_sha, args.head_sha)
     body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
     answer = client.request("POST", "/api/v1/patches", body=body, content_type="application/json")
     patch = _object(answer, "a patch", "id", "report_url")
@@ -583,8 +594,14 @@ def add_remote_commands(sub: Any) -> None:
         metavar="FILE",
         help="output of git diff --name-status -M BASE...HEAD (default: run that git diff)",
     )
-    patch.add_argument(
+    analysis = patch.add_mutually_exclusive_group()
+    analysis.add_argument(
         "--analysis", metavar="FILE", help="analysis JSON written by freezedebt-ci analyze"
+    )
+    analysis.add_argument(
+        "--analyze",
+        action="store_true",
+        help="run freezedebt-ci analyze on the checkout (--base-sha...--head-sha) and send it",
     )
     patch.add_argument("--title", help="title of the patch")
     patch.add_argument(
