@@ -252,6 +252,7 @@ class PatchesApi(APIView):
     class DeclaredSerializer(serializers.Serializer):
         id = serializers.IntegerField()
         report_url = serializers.CharField()
+        page_url = serializers.CharField(help_text="The report's page, for people.")
         status = serializers.ChoiceField(choices=Report.Status.choices)
 
     @extend_schema_serializer(component_name="PatchSummary")
@@ -312,6 +313,9 @@ class PatchesApi(APIView):
         body = {
             "id": patch.pk,
             "report_url": report_url(patch.pk),
+            "page_url": reverse(
+                "dashboards:patch", kwargs={"slug": patch.repository.slug, "patch_id": patch.pk}
+            ),
             "status": state or Report.Status.PENDING,
         }
         return Response(

@@ -285,3 +285,34 @@ def test_analysis_findings_decide_the_verdict() -> None:
     )
     assert blocked["verdict"] == "block"
     assert blocked["analysis"]["symbols_total"] == 4
+
+
+def test_markdown_summary_has_a_short_analysis_block_and_a_folded_caller_map() -> None:
+    from freezedebt_ci.evidence import Evidence
+    from freezedebt_ci.summary import markdown_summary
+
+    run = Evidence(0, {"tests/test_a.py::test_a": "passed"}, {})
+    report = compute_report(
+        base=run, head=run, freezes=SERVER_LEDGER, changes=[], today=TODAY, analysis=analysis()
+    )
+    text = markdown_summary(report, page_url="https://fd.example.com/r/shop/patches/3/")
+    assert "[The report on Freeze Debt](https://fd.example.com/r/shop/patches/3/)" in text
+    block = text[text.index("### Analysis") :]
+    assert "Class **cross**: 2 files, 4 changed symbols, 2 callers (1 untested)" in block
+    details = block[block.index("<details>") : block.index("</details>")]
+    assert "<summary>Caller map (4 changed symbols)</summary>" in details
+    row = next(line for line in details.splitlines() if "round_price" in line)
+    assert "`shop.invoice:invoice_line` ⚠" in row
+    assert "`shop.cart:cart_total`," in row
+    vat = next(line for line in details.splitlines() if "shop.tax:vat" in line)
+    assert vat.endswith("| FRZ-201 |")
+    shipping = next(line for line in details.splitlines() if "shipping_cost" in line)
+    assert "`tests/test_shipping.py::test_shipping_cost` ⚠" in shipping
+
+
+def test_markdown_summary_says_when_there_is_no_analysis() -> None:
+    from freezedebt_ci.summary import markdown_summary
+
+    report = compute_report(base=None, head=None, freezes=[], changes=[], today=TODAY)
+    assert "No analysis was sent with this patch." in markdown_summary(report)
+    assert "Freeze Debt](" not in markdown_summary(report)

@@ -626,7 +626,13 @@ def test_client_unit_behaviour() -> None:
 
 def patch_reply(status: int = 201, patch_status: str = "pending") -> Reply:
     return Reply(
-        status, {"id": 17, "report_url": "/api/v1/patches/17/report", "status": patch_status}
+        status,
+        {
+            "id": 17,
+            "report_url": "/api/v1/patches/17/report",
+            "page_url": "/r/shop/patches/17/",
+            "status": patch_status,
+        },
     )
 
 
@@ -712,6 +718,7 @@ def test_patch_declares_waits_and_blocks(
     text = summary.read_text(encoding="utf-8")
     assert "**block**" in text
     assert "FRZ-014" in text
+    assert f"[The report on Freeze Debt]({server.url}/r/shop/patches/17/)" in text
     no_token_anywhere(out, err, text)
 
 

@@ -70,6 +70,7 @@ def test_new_patch_is_201_with_its_report_url_and_pending_report(
     assert response.json() == {
         "id": patch.pk,
         "report_url": f"/api/v1/patches/{patch.pk}/report",
+        "page_url": f"/r/{patch.repository.slug}/patches/{patch.pk}/",
         "status": "pending",
     }
     assert (patch.title, patch.author, patch.label) == ("Round half-even", "ana", "")

@@ -40,12 +40,14 @@ def verdict_exit(report: dict[str, Any]) -> int:
     return {"pass": EXIT_PASS, "block": EXIT_BLOCK}.get(report["verdict"], EXIT_PENDING)
 
 
-def emit_report(report: dict[str, Any], *, as_json: bool, summary: Path | None) -> int:
+def emit_report(
+    report: dict[str, Any], *, as_json: bool, summary: Path | None, page_url: str | None = None
+) -> int:
     """Print a report (summary or JSON), write the Markdown summary, return the exit code."""
     sys.stdout.write(report_json(report) if as_json else text_summary(report))
     if summary is not None:
         try:
-            summary.write_text(markdown_summary(report), encoding="utf-8")
+            summary.write_text(markdown_summary(report, page_url=page_url), encoding="utf-8")
         except OSError as exc:
             raise UsageError(f"cannot write summary {summary}: {exc.strerror}") from None
     return verdict_exit(report)

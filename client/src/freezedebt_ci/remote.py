@@ -447,6 +447,8 @@ def _cmd_patch(args: argparse.Namespace) -> int:
     answer = client.request("POST", "/api/v1/patches", body=body, content_type="application/json")
     patch = _object(answer, "a patch", "id", "report_url")
     report_url = str(patch["report_url"])
+    page = patch.get("page_url")
+    page_url = client.resolve(page) if isinstance(page, str) and page.startswith("/") else None
     print(
         f"patch {args.ref} {'already declared' if answer.status == 200 else 'declared'} "
         f"as #{patch['id']}",
@@ -467,7 +469,7 @@ def _cmd_patch(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     try:
-        return emit_report(report, as_json=args.json, summary=args.summary)
+        return emit_report(report, as_json=args.json, summary=args.summary, page_url=page_url)
     except (KeyError, TypeError, ValueError) as exc:
         raise TransportError(
             answer.status, "bad-response", f"the report lacks what a summary needs ({exc!r})"

@@ -36,6 +36,17 @@ def text_summary(report: dict[str, Any]) -> str:
             or "none"
         )
     )
+    section = report.get("analysis")
+    if section:
+        if section.get("status") == "missing":
+            lines.append("analysis           : none sent")
+        else:
+            counts = section.get("counts", {})
+            lines.append(
+                f"analysis           : {section.get('class')} ({section.get('status')}), "
+                f"{counts.get('symbols', 0)} changed symbols, "
+                f"{counts.get('untested_callers', 0)} untested callers"
+            )
     for problem in report["problems"]:
         lines.append(f"{problem['severity'].upper():5} {problem['code']}: {problem['message']}")
     return "\n".join(lines) + "\n"
@@ -48,11 +59,76 @@ def _bullets(items: list[str]) -> list[str]:
     return shown
 
 
-def markdown_summary(report: dict[str, Any], *, title: str = "Freeze Debt report") -> str:
-    """Markdown fit for a pull-request comment or a CI job summary."""
+def _cell(text: str) -> str:
+    """Text safe inside a Markdown table cell (and inside HTML ``<details>``)."""
+    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _names(items: list[str], total: int, *, marked: set[str] | None = None) -> str:
+    if not items:
+        return "none"
+    shown = ", ".join(
+        f"`{_cell(item)}`" + (" ⚠" if marked and item in marked else "") for item in items
+    )
+    return shown + (f" … ({total} in all)" if total > len(items) else "")
+
+
+def analysis_markdown(section: dict[str, Any] | None) -> list[str]:
+    """The report's ``analysis`` section as a short block, its caller map folded away."""
+    if not section:
+        return []
+    if section.get("status") == "missing":
+        return ["### Analysis", "", "No analysis was sent with this patch.", ""]
+    counts = section.get("counts", {})
+    status = "" if section.get("status") == "complete" else " (**incomplete**)"
+    out = [
+        "### Analysis",
+        "",
+        f"Class **{section.get('class')}**{status}: {counts.get('files', 0)} files, "
+        f"{counts.get('symbols', 0)} changed symbols, {counts.get('callers', 0)} callers "
+        f"({counts.get('untested_callers', 0)} untested), {counts.get('tests', 0)} tests, "
+        f"impact cone {counts.get('cone', 0)}.",
+    ]
+    if section.get("message"):
+        out.append(f"{section['message']}")
+    out.append("")
+    symbols = section.get("symbols", [])
+    if symbols:
+        total = section.get("symbols_total", len(symbols))
+        out += [
+            f"<details><summary>Caller map ({total} changed symbols)</summary>",
+            "",
+            "| symbol | class | callers (⚠ untested) | tests (⚠ added or edited by this patch) "
+            "| frozen by |",
+            "|---|---|---|---|---|",
+        ]
+        for entry in symbols:
+            untested = set(entry.get("untested_callers", []))
+            candidates = set(entry.get("candidate_tests", []))
+            callers = _names(
+                entry.get("callers", []), entry.get("callers_count", 0), marked=untested
+            )
+            tests = _names(entry.get("tests", []), entry.get("tests_count", 0), marked=candidates)
+            out.append(
+                f"| `{_cell(entry['symbol'])}` ({entry.get('change')}) | {entry.get('class')} | "
+                f"{callers} | {tests} | {', '.join(entry.get('frozen_by', [])) or '—'} |"
+            )
+        if total > len(symbols):
+            out.append(f"\n… and {total - len(symbols)} more changed symbols.")
+        out += ["", "</details>", ""]
+    return out
+
+
+def markdown_summary(
+    report: dict[str, Any], *, title: str = "Freeze Debt report", page_url: str | None = None
+) -> str:
+    """Markdown fit for a pull-request comment or a CI job summary; ``page_url`` links the
+    report's page on the server."""
     verdict = report["verdict"]
     icon = {"pass": "✅", "block": "⛔", "pending": "⏳"}.get(verdict, "")
     out = [f"## {icon} {title}: **{verdict}**", ""]
+    if page_url:
+        out += [f"[The report on Freeze Debt]({page_url})", ""]
     figures = report["figures"]
     if report["status"] == "ready":
         base, head = figures["base"], figures["head"]
@@ -83,6 +159,7 @@ def markdown_summary(report: dict[str, Any], *, title: str = "Freeze Debt report
     ):
         if report[key]:
             out += [f"### {heading} ({len(report[key])})", "", *_bullets(report[key]), ""]
+    out += analysis_markdown(report.get("analysis"))
     if report["frozen_surface_hits"]:
         out += [
             "### Frozen surface",
