@@ -31,6 +31,8 @@ from evidence.models import (
     TestResult,
     sees_every_repository,
 )
+from evidence.reports import ledger_freezes
+from freezedebt_ci.analysis.judge import analysis_section
 from freezedebt_ci.ledger import expiry_status
 from freezedebt_ci.policy import DEFAULT_SEVERITIES
 from ledger.models import Freeze, FreezeAction, FreezeEvent, Policy, PolicyChange
@@ -661,7 +663,21 @@ def patch_detail(*, user, repository_slug: str, patch_id: int) -> dict[str, Any]
         "base_run": base_run.pk if base_run else None,
         "head_run": head_run.pk if head_run else None,
         "analysis": patch.analysis,
+        "caller_map": _caller_map(repository, patch, body),
     }
+
+
+def _caller_map(repository, patch: Patch, body: dict[str, Any]) -> dict[str, Any] | None:
+    """The report's ``analysis`` section; for a report stored before it had one, the same
+    section computed now from the stored analysis and ledger."""
+    section = body.get("analysis")
+    if isinstance(section, dict):
+        return section
+    if not patch.analysis:
+        return None
+    return analysis_section(
+        patch.analysis, freezes=ledger_freezes(repository), today=timezone.localdate()
+    )
 
 
 # The freeze page's reads, in SQL (see config.sql), of a visible repository's rows.

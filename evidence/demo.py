@@ -7,6 +7,7 @@ import datetime as dt
 import io
 import json
 import random
+import shutil
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -17,13 +18,22 @@ from django.utils import timezone
 from dashboards.models import Team
 from dashboards.snapshots import snapshots_backfill
 from evidence import uploads
+from evidence.demo_analysis import demo_analyses
 from evidence.ingest import run_ingest, run_receive
 from evidence.models import Patch, Report, Repository, Run, UploadToken
 from evidence.patches import patch_declare
 from evidence.reports import report_body, report_compute, run_evidence, run_for_report
 from evidence.services import repository_create, token_create
 from freezedebt_ci.changes import parse_name_status
-from ledger.models import Freeze, FreezeAction, FreezeEvent, LedgerVersion, Owner
+from ledger.governance import governance_sync
+from ledger.models import (
+    Freeze,
+    FreezeAction,
+    FreezeEvent,
+    GovernanceFile,
+    LedgerVersion,
+    Owner,
+)
 from ledger.owners import owners_resolve
 from ledger.sync import ledger_sync
 
@@ -186,6 +196,9 @@ def _ledger(slug: str, today: dt.date, *, renewed: bool, with_expired: bool = Tr
         ]
         if check:
             lines.append(f'compensating_check = "{check}"')
+        if fid == "FRZ-014":
+            # The analysis demo's patch changes this symbol (evidence/demo_analysis.py).
+            lines.append('blocks_symbols = ["shop.pricing:round_price"]')
         lines.append("")
     return "\n".join(lines)
 
@@ -710,8 +723,58 @@ def _load_repository(
             head=scenario["head"],
             changed=scenario["changed"],
         )
+    if clean:
+        _analysis_patches(
+            repository,
+            base,
+            today=today,
+            ledger=_ledger(slug, today, renewed=True, with_expired=False),
+            governance_sha=base_sha,
+            at=_moment(yesterday, 8, 30),
+        )
     _acknowledge_some(repository, _RNG(f"{slug}-acks"), today)
     return repository
+
+
+def _analysis_patches(
+    repository: Repository,
+    base: Suite,
+    *,
+    today: dt.date,
+    ledger: str,
+    governance_sha: str,
+    at: dt.datetime,
+) -> None:
+    """Patches with real analyses: the demo git repository (whose ledger is this repository's)
+    built in a temporary directory and analyzed as CI would, its fixture lock and oracle map
+    synced from the default branch. Skipped where git is not installed."""
+    if shutil.which("git") is None:
+        return
+    built = demo_analyses(today=today, ledger=ledger)
+    for kind, text in (
+        (GovernanceFile.Kind.FIXTURE_LOCK, built.fixture_lock),
+        (GovernanceFile.Kind.ORACLE_MAP, built.oracle_map),
+    ):
+        governance_sync(
+            repository=repository, kind=kind, sha=governance_sha, data=text.encode("utf-8")
+        )
+    _ingest(repository, built.base_sha, base, branch="main", at=at)
+    for demo_patch in built.patches:
+        head = base.copy()
+        if demo_patch.ref == "PR-301":
+            head.outcomes["tests/test_shipping.py::test_shipping_cost"] = "passed"
+        _upload(repository, demo_patch.head_sha, head, branch=f"feature/{demo_patch.ref.lower()}")
+        patch_declare(
+            repository=repository,
+            ref=demo_patch.ref,
+            base_sha=demo_patch.base_sha,
+            head_sha=demo_patch.head_sha,
+            changes=parse_name_status("\n".join(demo_patch.changed)),
+            title=demo_patch.title,
+            author="dee",
+            url=f"https://git.example.com/{repository.slug}/pull/{demo_patch.ref.split('-')[1]}",
+            analysis=demo_patch.analysis,
+        )
 
 
 def demo_load(
@@ -757,7 +820,7 @@ def demo_load(
             )
         if stdout is not None:
             stdout.write(f"loaded demo repository {slug}\n")
-    scenario_refs = [f"PR-{number}" for number in range(101, 110)]
+    scenario_refs = [f"PR-{number}" for number in (*range(101, 110), 301, 302)]
     for patch in Patch.objects.filter(repository__in=repositories, ref__in=scenario_refs):
         # Today's scenarios are reported now (after commit, too, where a caller holds one).
         report_compute(patch_id=patch.pk)

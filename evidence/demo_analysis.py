@@ -244,11 +244,15 @@ def _lock(root: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def build_demo_repository(root: Path, *, today: dt.date) -> DemoRepository:
-    """Build the demo repository in ``root`` (an empty directory) and analyze its patches."""
+def build_demo_repository(
+    root: Path, *, today: dt.date, ledger: str | None = None
+) -> DemoRepository:
+    """Build the demo repository in ``root`` (an empty directory) and analyze its patches.
+    ``ledger``: its ledger file (default :func:`ledger_text`)."""
     git = _Git(root)
     git("init", "-q", "-b", "main")
-    git.write({**BASE_FILES, "freeze_ledger.toml": ledger_text(today)})
+    git.write(BASE_FILES)
+    (root / "freeze_ledger.toml").write_text(ledger or ledger_text(today), encoding="utf-8")
     git.write({"fixtures.lock": _lock(root)})
     base = git.commit("base")
     patches = []
@@ -273,7 +277,7 @@ def build_demo_repository(root: Path, *, today: dt.date) -> DemoRepository:
     )
 
 
-def demo_analyses(*, today: dt.date) -> DemoRepository:
+def demo_analyses(*, today: dt.date, ledger: str | None = None) -> DemoRepository:
     """:func:`build_demo_repository` in a temporary directory removed afterwards."""
     with tempfile.TemporaryDirectory(prefix="freezedebt-demo-") as tmp:
-        return build_demo_repository(Path(tmp), today=today)
+        return build_demo_repository(Path(tmp), today=today, ledger=ledger)

@@ -120,3 +120,27 @@ def test_the_full_demo_fills_every_chart_over_90_days(db, django_capture_on_comm
     assert all(row["change"]["skipped"] is not None for row in rows)
     past = Report.objects.filter(computed_at__date__lt=TODAY - dt.timedelta(days=30))
     assert {report.verdict for report in past} == {"pass", "block"}
+
+
+def test_demo_patches_show_each_analysis_finding_from_a_real_analysis(demo):
+    analysed = {r.patch.ref: r for r in demo if r.patch.analysis}
+    assert set(analysed) == {"PR-301", "PR-302"}
+    findings = analysed["PR-301"]
+    assert findings.verdict == "block"
+    assert {
+        "untested-caller",
+        "contract-change",
+        "fixture-lock",
+        "co-modified",
+        "unlabeled-path",
+        "frozen-symbol",
+        "candidate-only",
+    } <= {p["code"] for p in findings.body["problems"]}
+    # The analysis used the governance files the server synced: no mismatch.
+    assert "analysis-mismatch" not in {p["code"] for p in findings.body["problems"]}
+    section = findings.body["analysis"]
+    assert section["status"] == "complete"
+    by_symbol = {entry["symbol"]: entry for entry in section["symbols"]}
+    assert by_symbol["shop.pricing:round_price"]["frozen_by"] == ["FRZ-014"]
+    clean = analysed["PR-302"]
+    assert (clean.verdict, clean.body["analysis"]["class"]) == ("pass", "cosmetic")
