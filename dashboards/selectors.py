@@ -35,7 +35,14 @@ from evidence.reports import ledger_freezes
 from freezedebt_ci.analysis.judge import analysis_section
 from freezedebt_ci.ledger import expiry_status
 from freezedebt_ci.policy import DEFAULT_SEVERITIES
-from ledger.models import Freeze, FreezeAction, FreezeEvent, Policy, PolicyChange
+from ledger.models import (
+    Freeze,
+    FreezeAction,
+    FreezeEvent,
+    GovernanceFile,
+    Policy,
+    PolicyChange,
+)
 from ledger.owners import owners_resolve
 from ledger.selectors import current_version_actions
 
@@ -493,8 +500,13 @@ def _policy(repository: Repository) -> dict[str, Any]:
         "max_freeze_days": settings_["max_freeze_days"],
         "fixture_paths": settings_["fixture_paths"],
         "ledger_path": settings_["ledger_path"],
+        "require_analysis": settings_["require_analysis"],
         "changes": _POLICY_CHANGES.rows([repository.pk, POLICY_CHANGES]),
     }
+
+
+# Versions of the fixture lock and oracle map the repository page lists.
+RECENT_GOVERNANCE_FILES = 20
 
 
 def repository_detail(
@@ -588,6 +600,11 @@ def repository_detail(
             action for action in answers if action.action == FreezeAction.Action.RENEWAL
         ],
         "policy": _policy(repository),
+        "governance_files": list(
+            GovernanceFile.objects.filter(repository=repository)
+            .defer("raw")  # the file itself: up to megabytes each, the page lists versions
+            .order_by("kind", "-created_at", "-pk")[:RECENT_GOVERNANCE_FILES]
+        ),
     }
 
 

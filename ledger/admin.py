@@ -5,6 +5,7 @@ from ledger.models import (
     Freeze,
     FreezeAction,
     FreezeEvent,
+    GovernanceFile,
     LedgerVersion,
     Owner,
     Policy,
@@ -31,6 +32,16 @@ class LedgerVersionAdmin(ReadOnlyAdmin):
     list_display = ["__str__", "repository", "path", "created_at"]
     list_select_related = ["repository"]
     search_fields = ["sha", "repository__slug"]
+    raw_id_fields = ["repository"]
+    readonly_fields = ["created_at"]
+
+
+@admin.register(GovernanceFile)
+class GovernanceFileAdmin(ReadOnlyAdmin):
+    list_display = ["__str__", "repository", "kind", "path", "sha256", "created_at"]
+    list_filter = ["kind"]
+    list_select_related = ["repository"]
+    search_fields = ["sha", "sha256", "repository__slug"]
     raw_id_fields = ["repository"]
     readonly_fields = ["created_at"]
 

@@ -5,7 +5,7 @@ from typing import Any
 from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -23,7 +23,8 @@ from evidence.permissions import HasScope, IsSignedInUser
 from evidence.throttles import UploadTokenRateThrottle
 from freezedebt_ci.errors import InputError
 from freezedebt_ci.policy import DEFAULT_LEDGER_PATH
-from ledger.models import Policy
+from ledger.governance import GovernanceConflict, governance_sync
+from ledger.models import GovernanceFile, Policy
 from ledger.selectors import freezes_visible_to
 from ledger.sync import LedgerConflict, ledger_sync
 
@@ -134,6 +135,80 @@ class LedgerApi(APIView):
                 {"ledger": [{"path": "", "message": "contains the NUL character"}]}
             )
         return text
+
+
+GOVERNANCE_KINDS = {
+    "fixture-lock": GovernanceFile.Kind.FIXTURE_LOCK,
+    "oracle-map": GovernanceFile.Kind.ORACLE_MAP,
+}
+
+
+class GovernanceApi(APIView):
+    """Sync the fixture lock or the oracle map of a default-branch commit (``ledger`` scope
+    only, like the ledger: an ``evidence`` token can never change what grades a patch)."""
+
+    authentication_classes = UPLOAD_AUTHENTICATION
+    permission_classes = [HasScope("ledger")]
+    throttle_classes = [UploadTokenRateThrottle]
+    parser_classes = [LedgerFileParser, JSONLedgerFileParser, TextLedgerFileParser]
+
+    @extend_schema_serializer(component_name="GovernanceSyncQuery")
+    class QuerySerializer(StrictQuerySerializer):
+        sha = ShaField(help_text="The commit the file is from.")
+        path = serializers.CharField(
+            max_length=500,
+            required=False,
+            default="",
+            help_text="Its path in the repository (default fixtures.lock / oracle_map.json).",
+        )
+
+    @extend_schema_serializer(component_name="GovernanceSync")
+    class OutputSerializer(serializers.Serializer):
+        version = serializers.IntegerField(help_text="The stored version's id.")
+        kind = serializers.CharField()
+        sha256 = serializers.CharField(help_text="Of the file as sent.")
+
+    @extend_schema(
+        operation_id="governance_sync",
+        summary="Sync the fixture lock or oracle map from the default branch",
+        parameters=[QuerySerializer],
+        request={
+            "text/plain": NON_EMPTY_TEXT,
+            "application/json": {"type": "object", "additionalProperties": {}},
+            "application/toml": NON_EMPTY_TEXT,
+        },
+        responses={
+            200: OutputSerializer,
+            201: OutputSerializer,
+            **error_responses(400, 401, 403, 404, 409, 413, 415, 429, 503),
+        },
+    )
+    def put(self, request: Request, kind: str) -> Response:
+        if kind not in GOVERNANCE_KINDS:
+            raise NotFound(f"No governance file {kind!r}: fixture-lock or oracle-map.")
+        query = self.QuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        data = request.data if isinstance(request.data, bytes) else b""
+        if not data.strip():
+            raise ValidationError({kind: [{"path": "", "message": "the body is empty"}]})
+        try:
+            synced = governance_sync(
+                repository=request.user.repository,
+                kind=GOVERNANCE_KINDS[kind],
+                sha=query.validated_data["sha"],
+                data=data,
+                path=query.validated_data["path"],
+            )
+        except InputError as exc:
+            raise ValidationError({kind: [p.as_dict() for p in exc.problems]}) from None
+        except GovernanceConflict as exc:
+            raise Conflict(str(exc)) from None
+        version = synced.version
+        body = {"version": version.pk, "kind": version.kind, "sha256": version.sha256}
+        return Response(
+            self.OutputSerializer(body).data,
+            status=status.HTTP_201_CREATED if synced.created else status.HTTP_200_OK,
+        )
 
 
 class FreezesApi(APIView):

@@ -1022,3 +1022,39 @@ def test_patch_analysis_of_another_format_exits_2_without_a_request(
     analysis.write_text(json.dumps({"format": "freezedebt-report/1"}))
     assert patch(server, "--changed", str(changed), "--analysis", str(analysis)) == 2
     assert server.seen == []
+
+
+def test_ledger_push_also_sends_the_fixture_lock_and_oracle_map_as_their_bytes(
+    server: FakeServer,
+    clock: FakeClock,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("freeze_ledger.toml").write_text(LEDGER_TOML, encoding="utf-8")
+    Path("fixtures.lock").write_bytes(b"# freezedebt-fixture-lock/1\r\n")
+    Path("oracle_map.json").write_text('{"features": {}}', encoding="utf-8")
+    server.add("PUT", "/api/v1/ledger", Reply(201, {"version": 4, "events": []}))
+    server.add(
+        "PUT", "/api/v1/governance/fixture-lock", Reply(201, {"version": 5, "sha256": "ab" * 32})
+    )
+    server.add(
+        "PUT", "/api/v1/governance/oracle-map", Reply(200, {"version": 6, "sha256": "cd" * 32})
+    )
+    code = main(
+        [
+            *("ledger", "push", "freeze_ledger.toml", "--sha", HEAD),
+            *("--fixture-lock", "fixtures.lock", "--oracle-map", "oracle_map.json"),
+            *("--url", server.url, "--token", TOKEN),
+        ]
+    )
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    ledger, lock, oracle = server.seen
+    assert ledger.query == {"sha": HEAD}
+    assert lock.query == {"sha": HEAD, "path": "fixtures.lock"}
+    assert lock.body == b"# freezedebt-fixture-lock/1\r\n"  # as is: its sha256 is compared
+    assert oracle.query == {"sha": HEAD, "path": "oracle_map.json"}
+    assert "fixture-lock stored: version 5" in out
+    assert "oracle-map unchanged: version 6" in out

@@ -54,6 +54,11 @@ class PolicyForm(forms.Form):
         max_length=500,
         help_text="A patch that changes it gets a ledger-in-patch problem.",
     )
+    require_analysis = forms.BooleanField(
+        label="Require an analysis",
+        required=False,
+        help_text="A patch declared without a complete analysis gets an analysis-missing problem.",
+    )
 
     @classmethod
     def initial_from(cls, policy: dict[str, Any], overrides: dict[str, str]) -> dict[str, Any]:
@@ -61,6 +66,7 @@ class PolicyForm(forms.Form):
             "max_freeze_days": policy["max_freeze_days"],
             "fixture_paths": "\n".join(policy["fixture_paths"]),
             "ledger_path": policy["ledger_path"],
+            "require_analysis": policy.get("require_analysis", False),
         }
         for code in DEFAULT_SEVERITIES:
             initial[f"severity_{code}"] = overrides.get(code, SEVERITY_DEFAULT)
@@ -108,6 +114,7 @@ class PolicyForm(forms.Form):
                 line.strip() for line in data["fixture_paths"].splitlines() if line.strip()
             ],
             "ledger_path": data["ledger_path"].strip(),
+            "require_analysis": data["require_analysis"],
         }
 
 

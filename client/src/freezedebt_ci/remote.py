@@ -531,12 +531,33 @@ def _cmd_ledger_push(args: argparse.Namespace) -> int:
         print(f"ledger version {stored['version']} stored ({len(events)} events)")
     for event in events if isinstance(events, list) else []:
         print(f"  {_describe_event(event)}")
+    for kind, path in (("fixture-lock", args.fixture_lock), ("oracle-map", args.oracle_map)):
+        if path:
+            _push_governance(client, kind, path, args.sha)
     return EXIT_PASS
+
+
+def _push_governance(client: Client, kind: str, path: str, sha: str) -> None:
+    """Send a fixture lock or oracle map as its bytes: the server keeps their sha256, which
+    the analysis of a commit holding the same file records."""
+    data = _read_bytes(path)
+    repo_path = Path(path).as_posix() if not Path(path).is_absolute() else Path(path).name
+    answer = client.request(
+        "PUT",
+        f"/api/v1/governance/{kind}",
+        query={"sha": sha, "path": repo_path},
+        body=data,
+        content_type="text/plain; charset=utf-8",
+    )
+    stored = _object(answer, f"a {kind} version", "version")
+    state = "unchanged" if answer.status == 200 else "stored"
+    print(f"{kind} {state}: version {stored['version']} (sha256 {str(stored.get('sha256'))[:12]})")
 
 
 LEDGER_EXAMPLE = f"""example (in the default branch's protected CI, with a ledger-scoped token):
   export {ENV_URL}=https://freezedebt.example.com {ENV_TOKEN}=fdk_...
-  freezedebt-ci ledger push freeze_ledger.toml --sha "$(git rev-parse HEAD)"
+  freezedebt-ci ledger push freeze_ledger.toml --sha "$(git rev-parse HEAD)" \\
+      --fixture-lock fixtures.lock --oracle-map oracle_map.json
 
 TOML is sent as application/toml, JSON as application/json.
 exit status: 0 stored, 2 usage, invalid ledger or transport error"""
@@ -645,5 +666,11 @@ def add_remote_commands(sub: Any) -> None:
     )
     push.add_argument("file", metavar="FILE", help="the ledger file (TOML or JSON)")
     push.add_argument("--sha", type=_sha, required=True, help="commit the ledger file is from")
+    push.add_argument(
+        "--fixture-lock", metavar="FILE", help="also send the fixture lock of that commit"
+    )
+    push.add_argument(
+        "--oracle-map", metavar="FILE", help="also send the oracle map of that commit"
+    )
     _add_server_options(push)
     push.set_defaults(handler=_guarded(_cmd_ledger_push))
