@@ -137,6 +137,10 @@ def _sha(rng: random.Random) -> str:
     return f"{rng.getrandbits(160):040x}"
 
 
+# The repository whose patches carry real analyses (its ledger is clean: they can pass).
+ANALYSIS_REPOSITORY = "mobile-backend"
+
+
 def _ledger(slug: str, today: dt.date, *, renewed: bool, with_expired: bool = True) -> str:
     modules = MODULES[slug]
     first, second, third = (m.replace("/", "_") for m in modules[3:6])
@@ -196,7 +200,7 @@ def _ledger(slug: str, today: dt.date, *, renewed: bool, with_expired: bool = Tr
         ]
         if check:
             lines.append(f'compensating_check = "{check}"')
-        if fid == "FRZ-014":
+        if fid == "FRZ-014" and slug == ANALYSIS_REPOSITORY:
             # The analysis demo's patch changes this symbol (evidence/demo_analysis.py).
             lines.append('blocks_symbols = ["shop.pricing:round_price"]')
         lines.append("")
@@ -723,7 +727,7 @@ def _load_repository(
             head=scenario["head"],
             changed=scenario["changed"],
         )
-    if clean:
+    if slug == ANALYSIS_REPOSITORY:
         _analysis_patches(
             repository,
             base,

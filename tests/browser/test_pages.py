@@ -162,3 +162,36 @@ def test_a_lead_changes_the_policy_in_the_browser(demo, browsing):
     assert "max_freeze_days" in changes
     shoot(page, "repository-policy-saved")
     assert not errors, "\n".join(errors)
+
+
+def test_a_lead_reads_a_patch_caller_map_and_follows_a_frozen_symbol(demo, browsing):
+    """The demo's analysed patch (a real analysis of a real git repository): the caller map,
+    the freeze that blocks a changed symbol, and the governance files on the repository."""
+    page, errors = browsing.page, browsing.errors
+    log_in(page)
+    from evidence.models import Patch
+
+    patch = Patch.objects.select_related("repository").get(ref="PR-301")
+    slug = patch.repository.slug
+    page.goto(reverse("dashboards:repository", args=[slug]))
+    governance = page.locator("#governance-table")
+    assert governance.locator("tbody tr").count() == 2
+    page.locator("#governance").scroll_into_view_if_needed()
+    governance.screenshot(path=str(SCREENSHOTS / "repository-governance.png"))
+    page.click(f"#patch-table a[href='{reverse('dashboards:patch', args=[slug, patch.pk])}']")
+    page.wait_for_url(re.compile(rf"/patches/{patch.pk}/$"))
+    table = page.locator("#caller-map-table")
+    assert table.is_visible()
+    rounding = table.locator("tr", has_text="shop.pricing:round_price")
+    assert "untested" in rounding.locator("td").nth(1).inner_text()
+    shipping = table.locator("tr", has_text="shop.shipping:shipping_cost")
+    assert "candidate" in shipping.inner_text()
+    assert page.locator("#co-modified").is_visible()
+    assert "mutated" in page.locator("#fixture-lock").inner_text()
+    page.locator("#analysis").scroll_into_view_if_needed()
+    shoot(page, "patch-caller-map")
+    rounding.locator("a", has_text="FRZ-014").click()
+    page.wait_for_url(re.compile(r"/freezes/FRZ-014/$"))
+    assert "shop.pricing:round_price" in page.locator("main").inner_text()
+    shoot(page, "freeze-blocks-symbols")
+    assert not errors, "\n".join(errors)
