@@ -16,6 +16,9 @@ ENV PATH=/opt/venv/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     DJANGO_SETTINGS_MODULE=config.settings.production
+# git: workers fetch patches from repositories' git remotes (git_url) and analyze them.
+RUN apt-get update && apt-get install -y --no-install-recommends git openssh-client \
+ && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system freezedebt && useradd --system --gid freezedebt --home /app freezedebt
 COPY --from=build /opt/venv /opt/venv
 WORKDIR /app

@@ -1,3 +1,4 @@
+from django import forms
 from django.contrib import admin, messages
 from django.db import models
 from django.db.models import QuerySet
@@ -12,6 +13,7 @@ from evidence.models import (
     Repository,
     Run,
     RunOutcomes,
+    ServerAnalysis,
     TestName,
     UploadToken,
 )
@@ -29,12 +31,67 @@ class UploadTokenInline(admin.TabularInline):
         return False
 
 
+class RepositoryForm(forms.ModelForm):
+    """The git credential is written, never shown back: an empty field keeps the stored one."""
+
+    new_git_credential = forms.CharField(
+        label="Git credential",
+        required=False,
+        strip=True,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+        help_text="A read-only token for the git URL (sent as HTTP basic auth). Leave empty to "
+        "keep the stored one; it is never shown.",
+    )
+    clear_git_credential = forms.BooleanField(label="Remove the stored credential", required=False)
+
+    class Meta:
+        model = Repository
+        fields = ["slug", "name", "default_branch", "git_url"]
+
+    def save(self, commit: bool = True) -> Repository:
+        repository = super().save(commit=False)
+        if self.cleaned_data.get("clear_git_credential"):
+            repository.git_credential = ""
+        elif self.cleaned_data.get("new_git_credential"):
+            repository.git_credential = self.cleaned_data["new_git_credential"]
+        if commit:
+            repository.save()
+        return repository
+
+
 @admin.register(Repository)
 class RepositoryAdmin(admin.ModelAdmin):
+    form = RepositoryForm
+    fields = [
+        "slug",
+        "name",
+        "default_branch",
+        "git_url",
+        "has_git_credential",
+        "new_git_credential",
+        "clear_git_credential",
+        "created_at",
+        "updated_at",
+    ]
     list_display = ["slug", "name", "default_branch", "created_at"]
     search_fields = ["slug", "name"]
-    readonly_fields = ["created_at", "updated_at"]
+    readonly_fields = ["has_git_credential", "created_at", "updated_at"]
     inlines = [UploadTokenInline]
+
+    @admin.display(description="credential stored", boolean=True)
+    def has_git_credential(self, repository: Repository) -> bool:
+        return bool(repository.git_credential)
+
+
+@admin.register(ServerAnalysis)
+class ServerAnalysisAdmin(admin.ModelAdmin):
+    list_display = ["patch", "status", "seconds", "updated_at"]
+    list_filter = ["status"]
+    raw_id_fields = ["patch"]
+    readonly_fields = ["patch", "status", "analysis", "error", "seconds", "created_at"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
 
 
 @admin.register(UploadToken)

@@ -2,9 +2,11 @@
 patches and their reports."""
 
 import hashlib
+import re
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
@@ -52,10 +54,37 @@ class RepositoryQuerySet(models.QuerySet["Repository"]):
         return self.filter(pk__in=self.model.objects.filter(teams__members=user).values("pk"))
 
 
+def validate_git_url(value: str) -> None:
+    """https://, http://, ssh://, git:// or file:// URLs, scp-like ``user@host:path``, or an
+    absolute path; never a transport that runs a command (``ext::``) or an option."""
+    if not value:
+        return
+    allowed = ("https://", "http://", "ssh://", "git://", "file://", "/")
+    scp_like = re.fullmatch(r"[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^\s]+", value) is not None
+    if (
+        value.startswith("-")
+        or "::" in value
+        or any(c in value for c in "\n\r\x00")
+        or not (value.startswith(allowed) or scp_like)
+    ):
+        raise ValidationError(
+            "Expected an https://, ssh://, git:// or file:// URL, user@host:path, or an "
+            "absolute path."
+        )
+
+
 class Repository(TimeStamped):
     slug = models.CharField(max_length=100, validators=[validate_repository_slug])
     name = models.CharField(max_length=200)
     default_branch = models.CharField(max_length=200, default="main")
+    # A remote the workers may read (https://, ssh:// or a path): then a worker analyzes each
+    # patch itself, in its own mirror, and the report judges that analysis (SPEC 5.7).
+    git_url = models.CharField(
+        max_length=2000, blank=True, default="", validators=[validate_git_url]
+    )
+    # Read-only credential for git_url (a token sent as HTTP basic auth). A secret: never
+    # shown back by a page, the admin or the API.
+    git_credential = models.TextField(blank=True, default="")
 
     objects = RepositoryQuerySet.as_manager()
 
@@ -473,3 +502,32 @@ class PersonalToken(models.Model):
     @property
     def is_live(self) -> bool:
         return self.revoked_at is None
+
+
+class ServerAnalysis(TimeStamped):
+    """The service's own analysis of a patch, made by a worker from the repository's git remote
+    (a process the patch cannot edit). Replaced when the patch revision is analyzed again."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running", "running"
+        DONE = "done", "done"
+        FAILED = "failed", "failed"
+
+    patch = models.OneToOneField(Patch, on_delete=models.CASCADE, related_name="server_analysis")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
+    analysis = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True, default="")
+    seconds = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "server analyses"
+        constraints = [
+            # A finished analysis has its JSON; a failed one says why.
+            models.CheckConstraint(
+                condition=~Q(status="done") | Q(analysis__isnull=False),
+                name="serveranalysis_done_has_analysis",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"server analysis of patch {self.patch_id} ({self.status})"

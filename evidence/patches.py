@@ -5,8 +5,9 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from evidence.models import Patch, Report, Repository
+from evidence.models import Patch, Report, Repository, ServerAnalysis
 from evidence.reports import enqueue_report
+from evidence.server_analysis import enqueue_server_analysis
 from freezedebt_ci.changes import Change
 
 
@@ -56,6 +57,7 @@ def patch_declare(
                 # A concurrent declaration of the same revision won; update that one instead.
                 patch = Patch.objects.select_for_update().get(**key)
             else:
+                enqueue_server_analysis(patch)
                 enqueue_report(patch.pk)
                 return DeclaredPatch(patch, created=True)
         differing = [name for name, value in values.items() if getattr(patch, name) != value]
@@ -64,5 +66,9 @@ def patch_declare(
                 setattr(patch, name, values[name])
             patch.save(update_fields=[*differing, "updated_at"])
         if differing or not Report.objects.filter(patch=patch, status=Report.Status.READY).exists():
+            if not ServerAnalysis.objects.filter(
+                patch=patch, status=ServerAnalysis.Status.DONE
+            ).exists():
+                enqueue_server_analysis(patch)  # failed, or never made: try again
             enqueue_report(patch.pk)
     return DeclaredPatch(patch, created=False)

@@ -19,7 +19,15 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from evidence.ingest import BUCKETS, outcomes_unpack
-from evidence.models import Patch, Report, Repository, Run, RunOutcomes, TestResult
+from evidence.models import (
+    Patch,
+    Report,
+    Repository,
+    Run,
+    RunOutcomes,
+    ServerAnalysis,
+    TestResult,
+)
 from freezedebt_ci.changes import Change, changes_from_objects
 from freezedebt_ci.evidence import FAILED, PASSED, SKIPPED, XFAIL, Evidence, evidence_from_outcomes
 from freezedebt_ci.ledger import Freeze
@@ -172,6 +180,21 @@ def governance_digests(repository: Repository, base_sha: str) -> dict[str, str |
     return governance_versions_for(repository, base_sha)
 
 
+def own_analysis_inputs(patch: Patch) -> dict[str, Any]:
+    """The server's own analysis of the patch as compute_report takes it: nothing where the
+    repository has no git remote (or the patch was declared before it had one)."""
+    if not patch.repository.git_url:
+        return {}
+    own = ServerAnalysis.objects.filter(patch=patch).first()
+    if own is None:
+        return {}
+    if own.status == ServerAnalysis.Status.DONE:
+        return {"own_analysis": own.analysis}
+    if own.status == ServerAnalysis.Status.FAILED:
+        return {"own_analysis_error": own.error or "unknown error"}
+    return {"own_analysis_pending": True}
+
+
 def patch_changes(patch: Patch) -> list[Change]:
     return changes_from_objects(patch.changed, source=f"changed paths of patch {patch.pk}")
 
@@ -185,6 +208,7 @@ def report_body(
 ) -> dict[str, Any]:
     """The report JSON of a patch for the given evidence (None: that run is missing)."""
     repository = patch.repository
+    own = own_analysis_inputs(patch)
     return compute_report(
         base=base,
         head=head,
@@ -194,7 +218,11 @@ def report_body(
         policy=rules_policy(repository),
         ledger_changed=patch.ledger_changed,
         analysis=patch.analysis,
-        governance=governance_digests(repository, patch.base_sha) if patch.analysis else None,
+        # Read only where an analysis is judged: a report without one needs none of it.
+        governance=governance_digests(repository, patch.base_sha)
+        if patch.analysis or own
+        else None,
+        **own,
     )
 
 
@@ -324,14 +352,18 @@ def reports_ahead(run: Run, outcomes: dict[str, str]) -> list[ReportAhead]:
             else run_for_report(repository=run.repository, sha=sha, label=run.label)
             for sha in (patch.base_sha, patch.head_sha)
         ]
+        own = own_analysis_inputs(patch)
         inputs = {
             **shared,
             "changes": patch_changes(patch),
             "ledger_changed": patch.ledger_changed,
             "analysis": patch.analysis,
             "governance": (
-                governance_digests(run.repository, patch.base_sha) if patch.analysis else None
+                governance_digests(run.repository, patch.base_sha)
+                if patch.analysis or own
+                else None
             ),
+            **own,
         }
 
         def compute(runs=tuple(runs), inputs=inputs) -> dict[str, Any] | None:

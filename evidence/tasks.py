@@ -4,6 +4,7 @@ from celery import shared_task
 from django.db import OperationalError
 
 from evidence.ingest import run_ingest, runs_requeue_received
+from evidence.server_analysis import server_analysis_run
 
 
 @shared_task(
@@ -25,3 +26,17 @@ def ingest_run(run_id: int) -> None:
 def sweep_received_runs() -> int:
     """Enqueue again the runs whose parsing never happened (beat, every few minutes)."""
     return len(runs_requeue_received())
+
+
+@shared_task(
+    name="evidence.analyze_patch",
+    acks_late=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    retry_jitter=True,
+    max_retries=5,
+)
+def analyze_patch(patch_id: int) -> None:
+    """The server's own analysis of a patch, from its repository's git remote (bounded in
+    time and disk by the mirror and the analysis budget)."""
+    server_analysis_run(patch_id=patch_id)

@@ -316,3 +316,35 @@ def test_markdown_summary_says_when_there_is_no_analysis() -> None:
     report = compute_report(base=None, head=None, freezes=[], changes=[], today=TODAY)
     assert "No analysis was sent with this patch." in markdown_summary(report)
     assert "Freeze Debt](" not in markdown_summary(report)
+
+
+def test_an_upload_that_disagrees_with_the_judges_own_analysis_is_a_mismatch() -> None:
+    own = analysis()
+    same = json.loads(json.dumps(own))
+    same["stats"] = {"seconds": 9.0}  # timings may differ
+    assert "analysis-mismatch" not in problems(same, own=own)
+    forged = analysis()
+    forged["symbols"][0]["untested_callers"] = []
+    forged["class"] = "local"
+    found = problems(forged, own=own)
+    assert found["analysis-mismatch"]["items"] == [
+        "the changed symbols, their callers or tests",
+        "the patch's class",
+    ]
+    # The judge's own analysis is the one judged.
+    assert found["untested-caller"]["items"] == ["shop.invoice:invoice_line"]
+    section = analysis_section(forged, freezes=[], today=TODAY, own=own)
+    assert (section["source"], section["class"]) == ("server", "cross")
+
+
+def test_a_failed_or_running_own_analysis() -> None:
+    failed = problems(analysis(), own_error="commit abc is not in the remote")
+    assert "commit abc" in failed["analysis-mismatch"]["message"]
+    from freezedebt_ci.evidence import Evidence
+
+    run = Evidence(0, {"tests/test_a.py::test_a": "passed"}, {})
+    report = compute_report(
+        base=run, head=run, freezes=[], changes=[], today=TODAY, own_analysis_pending=True
+    )
+    assert (report["status"], report["verdict"]) == ("pending", "pending")
+    assert report["analysis"]["status"] == "pending"

@@ -1,5 +1,6 @@
 """Settings shared by every environment; insecure conveniences belong in local.py only."""
 
+import tempfile
 from pathlib import Path
 
 from celery.schedules import crontab
@@ -194,6 +195,13 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = FREEZEDEBT_MAX_JSON_BYTES
 FREEZEDEBT_MAX_ANALYSIS_BYTES = env_int(
     "FREEZEDEBT_MAX_ANALYSIS_BYTES", default=8 << 20, min_value=1
 )
+# The second process: workers' git mirrors of repositories with a git_url (SPEC 5.7).
+FREEZEDEBT_MIRROR_DIR = env_str(
+    "FREEZEDEBT_MIRROR_DIR", default=str(Path(tempfile.gettempdir()) / "freezedebt-mirrors")
+)
+FREEZEDEBT_MIRROR_TIMEOUT = env_int("FREEZEDEBT_MIRROR_TIMEOUT", default=300, min_value=1)
+FREEZEDEBT_MIRROR_MAX_BYTES = env_int("FREEZEDEBT_MIRROR_MAX_BYTES", default=2 << 30, min_value=1)
+FREEZEDEBT_ANALYSIS_BUDGET = env_int("FREEZEDEBT_ANALYSIS_BUDGET", default=300, min_value=1)
 FREEZEDEBT_MAX_LEDGER_BYTES = env_int("FREEZEDEBT_MAX_LEDGER_BYTES", default=4 << 20, min_value=1)
 # Signed action links in reminder e-mails stop working after this many days.
 FREEZEDEBT_LINK_MAX_AGE_DAYS = env_int("FREEZEDEBT_LINK_MAX_AGE_DAYS", default=14, min_value=1)

@@ -156,6 +156,9 @@ def compute_report(
     ledger_changed: bool = False,
     analysis: Mapping[str, Any] | None = None,
     governance: Mapping[str, str | None] | None = None,
+    own_analysis: Mapping[str, Any] | None = None,
+    own_analysis_error: str | None = None,
+    own_analysis_pending: bool = False,
 ) -> dict[str, Any]:
     """The report of a patch. With ``base`` or ``head`` missing the report is ``pending``:
     it lists what the ledger and the paths already show, and never passes.
@@ -163,11 +166,20 @@ def compute_report(
     ``analysis`` is the patch's ``freezedebt-analysis/1`` (None: none was sent); its findings
     are judged by :mod:`freezedebt_ci.analysis.judge` against ``freezes``. ``governance`` maps
     ``ledger``/``fixture_lock``/``oracle_map`` to the sha256 of the version held for the base:
-    an analysis that used another is an ``analysis-mismatch``.
+    an analysis that used another is an ``analysis-mismatch``. ``own_analysis``: the judge's
+    own analysis of the patch, judged instead of the upload (which must agree with it);
+    ``own_analysis_error`` says it failed (a problem); ``own_analysis_pending`` that it is
+    still running: the report stays ``pending``, as for a missing run.
     """
     policy = policy or Policy()
     problems: list[dict[str, Any]] = analysis_problems(
-        analysis, freezes=freezes, today=today, policy=policy, governance=governance
+        analysis,
+        freezes=freezes,
+        today=today,
+        policy=policy,
+        governance=governance,
+        own=own_analysis,
+        own_error=own_analysis_error,
     )
 
     def add(code: str, message: str, items: Iterable[str]) -> None:
@@ -226,7 +238,14 @@ def compute_report(
         "expired_freezes": expired,
         "per_file": [],
         "problems": problems,
-        "analysis": analysis_section(analysis, freezes=freezes, today=today, governance=governance),
+        "analysis": analysis_section(
+            analysis,
+            freezes=freezes,
+            today=today,
+            governance=governance,
+            own=own_analysis,
+            own_pending=own_analysis_pending,
+        ),
     }
 
     if base is None or head is None or head_buckets is None:
@@ -291,6 +310,9 @@ def compute_report(
 
     problems.sort(key=lambda p: (p["code"], p["severity"], p["message"]))
     report["verdict"] = BLOCK if any(p["severity"] == BLOCK for p in problems) else PASS
+    if own_analysis_pending:
+        # Graded once the judge's own analysis is in; never a pass before.
+        report["status"] = report["verdict"] = PENDING
     return report
 
 

@@ -29,7 +29,7 @@ ANALYSIS_CODES = (
     "frozen-symbol",
     "candidate-only",
 )
-MISSING, COMPLETE, INCOMPLETE = "missing", "complete", "incomplete"
+MISSING, COMPLETE, INCOMPLETE, PENDING = "missing", "complete", "incomplete", "pending"
 SYMBOLS_CAP = 50  # changed symbols in the report's section
 LIST_CAP = 20  # callers, tests, paths per entry
 _CLASSES = ("unchanged", "cosmetic", "local", "contract", "cross")
@@ -139,8 +139,15 @@ def analysis_problems(
     today: dt.date,
     policy: Policy,
     governance: Mapping[str, str | None] | None = None,
+    own: Mapping[str, Any] | None = None,
+    own_error: str | None = None,
 ) -> list[dict[str, Any]]:
     """The report problems of an analysis under ``policy`` (codes of SPEC 5.7).
+
+    ``own``: the judge's own analysis of the patch (made by a process the patch cannot edit).
+    When given, it is the one judged, and an uploaded ``analysis`` that disagrees with it is
+    an ``analysis-mismatch``; so is ``own_error``, the judge's own analysis having failed
+    (fail closed: the patch is then graded by no process it cannot edit).
 
     ``freezes`` are the ledger the report judges by; ``governance`` maps a governance file's
     kind (``ledger``, ``fixture_lock``, ``oracle_map``) to the sha256 the judge holds for the
@@ -154,6 +161,23 @@ def analysis_problems(
         if severity != OFF:
             out.append(_problem(code, severity, message, items))
 
+    if own_error is not None:
+        add(
+            "analysis-mismatch",
+            f"the server could not analyze the patch itself: {own_error}",
+            ["server-analysis"],
+        )
+    if own is not None:
+        if analysis is not None:
+            differing = analysis_disagreement(own, analysis)
+            if differing:
+                add(
+                    "analysis-mismatch",
+                    "the uploaded analysis disagrees with the server's own analysis of the "
+                    "patch on " + ", ".join(differing),
+                    differing,
+                )
+        analysis = own
     if analysis is None:
         if policy.require_analysis:
             add("analysis-missing", "the patch was declared without an analysis", [])
@@ -283,10 +307,22 @@ def analysis_section(
     freezes: Sequence[Freeze],
     today: dt.date,
     governance: Mapping[str, str | None] | None = None,
+    own: Mapping[str, Any] | None = None,
+    own_pending: bool = False,
 ) -> dict[str, Any]:
     """The report's ``analysis`` section: class, counts, and the changed symbols with their
     callers, untested callers and tests (frozen ones judged against ``freezes``), capped, each
-    list with its total."""
+    list with its total. ``source`` says whose analysis it is: ``server`` (``own``, the
+    judge's) or ``upload``."""
+    source = "upload"
+    if own_pending:
+        return {
+            "status": PENDING,
+            "source": "server",
+            "message": "the server's own analysis of the patch is not finished yet",
+        }
+    if own is not None:
+        analysis, source = own, "server"
     if analysis is None:
         return {"status": MISSING, "message": "no analysis was sent with this patch"}
     files = [_dict(f) for f in _list(analysis.get("files"))]
@@ -348,6 +384,7 @@ def analysis_section(
     complete = analysis.get("complete") is True
     section: dict[str, Any] = {
         "status": COMPLETE if complete else INCOMPLETE,
+        "source": source,
         "class": klass if klass in _CLASSES else None,
         "base": analysis.get("base") if isinstance(analysis.get("base"), str) else None,
         "head": analysis.get("head") if isinstance(analysis.get("head"), str) else None,
@@ -377,3 +414,56 @@ def analysis_section(
         reason = analysis.get("incomplete_reason")
         section["message"] = reason if isinstance(reason, str) else "the analysis is incomplete"
     return section
+
+
+def _findings(analysis: Mapping[str, Any]) -> dict[str, Any]:
+    """What two analyses of the same patch must agree on: the files' classes, each changed
+    symbol's callers and tests, the fixture and oracle findings, the governance files used.
+    Timings, caches and statistics may differ."""
+    fixtures = _dict(analysis.get("fixtures"))
+    oracle = _dict(analysis.get("oracle"))
+    used = _dict(analysis.get("governance"))
+    return {
+        "class": analysis.get("class"),
+        "complete": analysis.get("complete") is True,
+        "files": sorted(
+            (str(f.get("path")), str(f.get("kind")), str(f.get("class")))
+            for f in map(_dict, _list(analysis.get("files")))
+        ),
+        "symbols": sorted(
+            (
+                symbol_key(s),
+                str(s.get("change")),
+                s.get("signature_changed") is True,
+                tuple(_strings(s.get("callers"))),
+                tuple(_strings(s.get("untested_callers"))),
+                tuple(_strings(s.get("tests"))),
+            )
+            for s in map(_dict, _list(analysis.get("symbols")))
+        ),
+        "cone": _strings(analysis.get("cone")),
+        "fixtures": {k: _strings(fixtures.get(k)) for k in ("missing", "mutated", "unregistered")},
+        "co_modified": _co_modified(oracle),
+        "unlabeled": _strings(oracle.get("unlabeled")),
+        "governance": {kind: _dict(used.get(kind)).get("sha256") for kind in GOVERNANCE_KINDS},
+    }
+
+
+_FINDING_NAMES = {
+    "class": "the patch's class",
+    "complete": "completeness",
+    "files": "the changed files or their classes",
+    "symbols": "the changed symbols, their callers or tests",
+    "cone": "the impact cone",
+    "fixtures": "the fixture-lock findings",
+    "co_modified": "the co-modified features",
+    "unlabeled": "the unlabeled paths",
+    "governance": "the governance files used",
+}
+
+
+def analysis_disagreement(own: Mapping[str, Any], uploaded: Mapping[str, Any]) -> list[str]:
+    """Where an uploaded analysis disagrees with the judge's own analysis of the same patch
+    (the names of the parts that differ; empty when they agree)."""
+    mine, theirs = _findings(own), _findings(uploaded)
+    return [_FINDING_NAMES[key] for key in _FINDING_NAMES if mine[key] != theirs[key]]
