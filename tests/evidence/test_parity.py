@@ -344,6 +344,22 @@ def test_server_report_with_analysis_equals_offline_delta(
         **bearer(ledger_token),
     )
     assert synced.status_code == 201
+    extra = []
+    if ledger_of == "repository":
+        # The default branch's lock and oracle map, on the server and given to delta.
+        for kind, text in (
+            ("fixture-lock", demo_repo.fixture_lock),
+            ("oracle-map", demo_repo.oracle_map),
+        ):
+            pushed = api_client.put(
+                f"/api/v1/governance/{kind}?sha={LEDGER_SHA}",
+                text.encode(),
+                content_type="text/plain",
+                **bearer(ledger_token),
+            )
+            assert pushed.status_code == 201, pushed.content
+            (tmp_path / kind).write_text(text, encoding="utf-8")
+            extra += [f"--{kind}", str(tmp_path / kind)]
     upload(api_client, evidence_token, BASE_SHA, BASE_EVIDENCE)
     upload(api_client, evidence_token, HEAD_SHA, HEAD_EVIDENCE)
     declared = api_client.post(
@@ -361,7 +377,7 @@ def test_server_report_with_analysis_equals_offline_delta(
     assert declared.status_code == 201, declared.content
     server = api_client.get(declared.json()["report_url"], **bearer(evidence_token))
     offline = offline_with_analysis(
-        tmp_path, capsys, ledger=ledger, changed=patch.changed, analysis=patch.analysis
+        tmp_path, capsys, ledger=ledger, changed=patch.changed, analysis=patch.analysis, extra=extra
     )
     assert report_json(server.json()) == offline
     assert report_json(Report.objects.get().body) == offline
@@ -378,6 +394,10 @@ def test_server_report_with_analysis_equals_offline_delta(
     } <= codes
     assert ("frozen-symbol" in codes) == (ledger_of == "repository")
     assert ("analysis-mismatch" in codes) == (ledger_of == "other")
+    checked = {row["kind"] for row in report["analysis"]["governance"] if "expected" in row}
+    assert checked == (
+        {"ledger", "fixture_lock", "oracle_map"} if ledger_of == "repository" else {"ledger"}
+    )
     section = report["analysis"]
     assert section["status"] == "complete"
     by_symbol = {entry["symbol"]: entry for entry in section["symbols"]}
