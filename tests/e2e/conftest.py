@@ -38,6 +38,8 @@ def live_service(tmp_path):
         "EMAIL_URL": f"file://{mail_dir}",
         # E-mailed links are absolute; they must lead back to this service.
         "SITE_URL": url,
+        # The worker's git mirrors (the server's own analysis of patches).
+        "FREEZEDEBT_MIRROR_DIR": str(tmp_path / "mirrors"),
     }
     manage = [BIN / "python", "manage.py"]
     run([*manage, "migrate", "--noinput"], env=env)

@@ -228,3 +228,68 @@ def test_cli_uploads_to_live_service_and_gets_the_verdict(live_service, tmp_path
     worker_log = (live_service["logs"] / "worker.log").read_text()
     assert "evidence.tasks.ingest_run" in worker_log
     assert "succeeded" in worker_log
+
+
+def test_the_worker_analyzes_the_patch_from_the_git_remote_itself(live_service, tmp_path):
+    """The second process, live: the repository names a bare remote; CI sends its analysis
+    (``patch --analyze``) and the Celery worker analyzes the same commits in its own mirror.
+    They agree; a forged upload does not, and the report says so."""
+    repo = tmp_path / "project"
+    repo.mkdir()
+    base, head = _sample_project(repo)
+    bare = tmp_path / "remote.git"
+    _run(["git", "clone", "-q", "--bare", str(repo), str(bare)])
+    env = live_service["env"]
+    _run(
+        [
+            BIN / "python",
+            "manage.py",
+            "shell",
+            "-c",
+            "from evidence.models import Repository; "
+            f"Repository.objects.filter(slug='shop').update(git_url={str(bare)!r})",
+        ],
+        env=env,
+    )
+    _evidence(repo, base, tmp_path / "base.json")
+    _evidence(repo, head, tmp_path / "head.json")
+    url = live_service["url"]
+    cli = BIN / "freezedebt-ci"
+    ev_env = {**os.environ, "FREEZEDEBT_TOKEN": live_service["evidence_token"]}
+    for sha, name in ((base, "base.json"), (head, "head.json")):
+        _run(
+            [cli, "upload", "--url", url, "--sha", sha, "--wait", "60", tmp_path / name], env=ev_env
+        )
+
+    def declare(ref: str, *analysis: str) -> dict:
+        done = _run(
+            [
+                *(cli, "patch", "--url", url, "--ref", ref, "--base-sha", base),
+                *("--head-sha", head, "--wait", "120", "--json", *analysis),
+            ],
+            cwd=repo,
+            env=ev_env,
+            check=False,
+        )
+        assert done.returncode in (0, 1), done.stdout + done.stderr
+        report: dict = json.loads(done.stdout)
+        assert report["status"] == "ready"
+        return report
+
+    honest = declare("PR-8", "--analyze")
+    assert honest["analysis"]["source"] == "server"
+    assert "analysis-mismatch" not in {p["code"] for p in honest["problems"]}
+    assert any(s["symbol"] == "pricing.rounding:round_fee" for s in honest["analysis"]["symbols"])
+
+    forged = _run(
+        [cli, "analyze", "--repo", repo, "--base", base, "--head", head, "--json"],
+        cwd=repo,
+        check=False,
+    )
+    analysis = json.loads(forged.stdout)
+    analysis["symbols"] = []
+    (tmp_path / "forged.json").write_text(json.dumps(analysis))
+    report = declare("PR-9", "--analysis", str(tmp_path / "forged.json"))
+    mismatch = {p["code"]: p for p in report["problems"]}["analysis-mismatch"]
+    assert "the changed symbols" in mismatch["message"]
+    assert report["verdict"] == "block"
