@@ -348,3 +348,16 @@ def test_a_failed_or_running_own_analysis() -> None:
     )
     assert (report["status"], report["verdict"]) == ("pending", "pending")
     assert report["analysis"]["status"] == "pending"
+
+
+def test_markdown_summary_of_a_pending_and_of_a_servers_analysis() -> None:
+    from freezedebt_ci.summary import markdown_summary
+
+    pending = compute_report(
+        base=None, head=None, freezes=[], changes=[], today=TODAY, own_analysis_pending=True
+    )
+    assert "The server is still analyzing this patch itself." in markdown_summary(pending)
+    own = compute_report(
+        base=None, head=None, freezes=[], changes=[], today=TODAY, own_analysis=analysis()
+    )
+    assert "Analyzed by the server itself." in markdown_summary(own)

@@ -10,6 +10,7 @@ import subprocess
 
 import pytest
 import time_machine
+from django.urls import reverse
 
 from evidence.demo_analysis import build_demo_repository
 from evidence.mirror import MirrorError, mirror_fetch, mirror_path
@@ -129,7 +130,7 @@ def test_a_head_the_remote_does_not_have_fails_closed(api_client, evidence_token
 
 
 def test_while_the_servers_analysis_runs_the_report_is_pending(
-    api_client, evidence_token, wired, monkeypatch
+    api_client, evidence_token, wired, monkeypatch, client, staff
 ):
     # The broker takes the task but no worker has run it yet.
     monkeypatch.setattr("evidence.server_analysis._send", lambda patch_id: None)
@@ -138,8 +139,14 @@ def test_while_the_servers_analysis_runs_the_report_is_pending(
     report = Report.objects.get(patch=patch)
     assert (report.status, report.verdict) == ("pending", "pending")
     assert report.body["analysis"]["status"] == "pending"
+    client.force_login(staff)
+    url = reverse("dashboards:patch", args=[patch.repository.slug, patch.pk])
+    assert 'id="analysis-pending"' in client.get(url).content.decode()
     server_analysis_run(patch_id=patch.pk)
     assert Report.objects.get(patch=patch).body["analysis"]["source"] == "server"
+    page = client.get(url).content.decode()
+    assert "Analyzed by the server from the repository's git remote" in page
+    assert 'id="caller-map-table"' in page
 
 
 def test_the_mirror_is_bounded_in_size_and_removed_when_over(repository, wired, settings):

@@ -79,6 +79,8 @@ def analysis_markdown(section: dict[str, Any] | None) -> list[str]:
         return []
     if section.get("status") == "missing":
         return ["### Analysis", "", "No analysis was sent with this patch.", ""]
+    if section.get("status") == "pending":
+        return ["### Analysis", "", "The server is still analyzing this patch itself.", ""]
     counts = section.get("counts", {})
     status = "" if section.get("status") == "complete" else " (**incomplete**)"
     out = [
@@ -87,7 +89,8 @@ def analysis_markdown(section: dict[str, Any] | None) -> list[str]:
         f"Class **{section.get('class')}**{status}: {counts.get('files', 0)} files, "
         f"{counts.get('symbols', 0)} changed symbols, {counts.get('callers', 0)} callers "
         f"({counts.get('untested_callers', 0)} untested), {counts.get('tests', 0)} tests, "
-        f"impact cone {counts.get('cone', 0)}.",
+        f"impact cone {counts.get('cone', 0)}."
+        + (" Analyzed by the server itself." if section.get("source") == "server" else ""),
     ]
     if section.get("message"):
         out.append(f"{section['message']}")
