@@ -47,6 +47,17 @@ def server_analysis_run(*, patch_id: int) -> ServerAnalysis | None:
         error = str(exc)
     except InputError as exc:
         error = exc.describe()[:2000]
+    except Exception as exc:
+        # Stored as failed first (the report then blocks rather than wait for ever), then
+        # raised: an analyzer crash is a bug to see in the worker's log.
+        _store(patch_id, None, f"the analysis crashed ({type(exc).__name__})", started)
+        raise
+    return _store(patch_id, analysis, error, started)
+
+
+def _store(
+    patch_id: int, analysis: dict[str, Any] | None, error: str, started: float
+) -> ServerAnalysis | None:
     status = ServerAnalysis.Status.DONE if analysis is not None else ServerAnalysis.Status.FAILED
     with transaction.atomic():
         if not Patch.objects.filter(pk=patch_id).exists():
@@ -72,8 +83,8 @@ def _send(patch_id: int) -> None:
     try:
         analyze_patch.delay(patch_id)
     except BrokerError:
-        # The report then stays judged without the server's analysis, which says so, until
-        # the patch is declared again.
+        # The report stays pending (the analysis "running") until the patch is declared
+        # again, which sends the task again.
         logger.warning("patch %s not analyzed: the broker is unreachable", patch_id)
 
 

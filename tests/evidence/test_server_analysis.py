@@ -217,3 +217,23 @@ def test_the_admin_never_shows_the_credential(admin_client, repository):
     admin_client.post(f"/admin/evidence/repository/{repository.pk}/change/", form)
     repository.refresh_from_db()
     assert repository.git_credential == ""
+
+
+def test_an_analyzer_crash_is_stored_as_failed_then_raised(
+    api_client, evidence_token, wired, monkeypatch
+):
+    monkeypatch.setattr("evidence.server_analysis._send", lambda patch_id: None)
+    demo_patch = wired.patches[0]
+    patch = declare(api_client, evidence_token, demo_patch, demo_patch.analysis)
+
+    def crash(options):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("evidence.server_analysis.analyze", crash)
+    with pytest.raises(RuntimeError):
+        server_analysis_run(patch_id=patch.pk)
+    own = ServerAnalysis.objects.get(patch=patch)
+    assert (own.status, own.error) == ("failed", "the analysis crashed (RuntimeError)")
+    # Recomputed with the failure (still pending here for want of runs, never waiting on it).
+    assert Report.objects.get(patch=patch).body["analysis"]["status"] != "pending"
+    assert "analysis-mismatch" in problems(patch)
