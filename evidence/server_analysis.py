@@ -3,9 +3,14 @@ fetches the patch's base and head into its own mirror and runs the same analysis
 runs. The report judges that analysis, and an uploaded one that disagrees with it is an
 ``analysis-mismatch``: the process that grades a patch is not one the patch can edit."""
 
+import json
 import logging
+import os
+import subprocess
+import sys
 import time
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -16,10 +21,49 @@ from kombu.exceptions import OperationalError as BrokerError
 from evidence.mirror import MirrorError, mirror_fetch
 from evidence.models import Patch, ServerAnalysis
 from evidence.reports import enqueue_report
-from freezedebt_ci.analysis import Options, analyze
-from freezedebt_ci.errors import InputError
 
 logger = logging.getLogger(__name__)
+
+
+class AnalysisError(Exception):
+    """The analysis command failed or ran out of time; the message says how."""
+
+
+def analyze_mirror(mirror: Path, base: str, head: str) -> dict[str, Any]:
+    """``freezedebt-ci analyze`` of the mirror in a process of its own: killed past the budget
+    (the analyzer's own budget is checked between steps), its memory gone with it, and free to
+    start its parsing processes (a Celery worker's child may not have children)."""
+    budget = settings.FREEZEDEBT_ANALYSIS_BUDGET
+    command = [
+        sys.executable,
+        "-c",
+        "import sys; from freezedebt_ci.cli import main; sys.exit(main())",
+        *("analyze", "--repo", str(mirror), "--base", base, "--head", head, "--json"),
+        *("--today", timezone.localdate().isoformat(), "--budget", str(budget), "--no-cache"),
+    ]
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": os.devnull,
+        "LC_ALL": "C.UTF-8",
+        "PYTHONPATH": os.pathsep.join(sys.path),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_TERMINAL_PROMPT": "0",
+    }
+    try:
+        done = subprocess.run(  # noqa: S603 - our own interpreter and module, fixed arguments
+            command, capture_output=True, timeout=budget + 30, env=env, cwd=mirror, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise AnalysisError(f"the analysis took longer than {budget + 30:g} s") from None
+    if done.returncode not in (0, 1):  # 1: a blocking finding, still an analysis
+        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise AnalysisError((lines[-1] if lines else f"exit status {done.returncode}")[:2000])
+    try:
+        document: dict[str, Any] = json.loads(done.stdout)
+    except ValueError:
+        raise AnalysisError("the analysis printed no JSON") from None
+    return document
 
 
 def server_analysis_run(*, patch_id: int) -> ServerAnalysis | None:
@@ -33,20 +77,9 @@ def server_analysis_run(*, patch_id: int) -> ServerAnalysis | None:
     error = ""
     try:
         mirror = mirror_fetch(patch.repository, (patch.base_sha, patch.head_sha))
-        analysis = analyze(
-            Options(
-                repo=mirror,
-                base=patch.base_sha,
-                head=patch.head_sha,
-                today=timezone.localdate(),
-                budget=settings.FREEZEDEBT_ANALYSIS_BUDGET,
-                cache=False,
-            )
-        )
-    except MirrorError as exc:
+        analysis = analyze_mirror(mirror, patch.base_sha, patch.head_sha)
+    except (MirrorError, AnalysisError) as exc:
         error = str(exc)
-    except InputError as exc:
-        error = exc.describe()[:2000]
     except Exception as exc:
         # Stored as failed first (the report then blocks rather than wait for ever), then
         # raised: an analyzer crash is a bug to see in the worker's log.

@@ -226,10 +226,10 @@ def test_an_analyzer_crash_is_stored_as_failed_then_raised(
     demo_patch = wired.patches[0]
     patch = declare(api_client, evidence_token, demo_patch, demo_patch.analysis)
 
-    def crash(options):
+    def crash(mirror, base, head):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("evidence.server_analysis.analyze", crash)
+    monkeypatch.setattr("evidence.server_analysis.analyze_mirror", crash)
     with pytest.raises(RuntimeError):
         server_analysis_run(patch_id=patch.pk)
     own = ServerAnalysis.objects.get(patch=patch)
@@ -237,3 +237,15 @@ def test_an_analyzer_crash_is_stored_as_failed_then_raised(
     # Recomputed with the failure (still pending here for want of runs, never waiting on it).
     assert Report.objects.get(patch=patch).body["analysis"]["status"] != "pending"
     assert "analysis-mismatch" in problems(patch)
+
+
+def test_the_analysis_runs_in_a_process_of_its_own_bounded_in_time(wired, settings, repository):
+    from evidence.server_analysis import AnalysisError, analyze_mirror
+
+    demo_patch = wired.patches[0]
+    mirror = mirror_fetch(repository, (demo_patch.base_sha, demo_patch.head_sha))
+    analysis = analyze_mirror(mirror, demo_patch.base_sha, demo_patch.head_sha)
+    assert analysis["head"] == demo_patch.head_sha
+    # An unknown commit is the command's error, said as such.
+    with pytest.raises(AnalysisError):
+        analyze_mirror(mirror, demo_patch.base_sha, "cd" * 20)
