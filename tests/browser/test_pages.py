@@ -178,6 +178,9 @@ def test_a_lead_reads_a_patch_caller_map_and_follows_a_frozen_symbol(demo, brows
     assert governance.locator("tbody tr").count() == 2
     page.locator("#governance").scroll_into_view_if_needed()
     governance.screenshot(path=str(SCREENSHOTS / "repository-governance.png"))
+    policy = page.locator("form.policy")
+    assert policy.locator("input[name=require_analysis]").count() == 1
+    policy.screenshot(path=str(SCREENSHOTS / "repository-policy-form.png"))
     page.click(f"#patch-table a[href='{reverse('dashboards:patch', args=[slug, patch.pk])}']")
     page.wait_for_url(re.compile(rf"/patches/{patch.pk}/$"))
     table = page.locator("#caller-map-table")
