@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..errors import InputError
-from ..ledger import Freeze, parse_ledger
+from ..ledger import parse_ledger
 from ..paths import matches_any
 from ..policy import BLOCK, Policy
 from .cache import FactsCache, Memo
@@ -45,6 +45,7 @@ from .governance import (
     sha256,
 )
 from .index import COVERAGE, IMPORT, NAME, UNIQUE, Index, Module, key
+from .judge import frozen_by, test_freezes
 from .reach import read_contexts
 from .reading import Clock, OutOfTime, Reader
 from .testrefs import Closure, Tests, is_test_file
@@ -506,11 +507,7 @@ class Analysis:
         ledger = self._governance_file("ledger", settings.ledger)
         freezes = parse_ledger(ledger, source=f"{settings.ledger} (base)") if ledger else []
         active = [f for f in freezes if f.is_active(today)]
-        frozen_tests: dict[str, list[str]] = defaultdict(list)
-        for freeze in active:
-            # one frozen parameter case leaves the test's other cases running
-            if freeze.test and "[" not in freeze.test:
-                frozen_tests[freeze.test].append(freeze.id)
+        frozen_tests = test_freezes(active)
         # Candidate tests (seed 001): those the patch wrote or edited, or whose fixtures or
         # helpers it wrote or edited; the rest is inherited evidence.
         self.candidate_files = sorted({path for path, _ in self.changed_tests})
@@ -540,10 +537,10 @@ class Analysis:
             weak = sorted(k for k, e in callers.items() if e == NAME)
             tests = self.tests_of(target)
             untested = sorted(k for k in strong if not self.tests_of(k))
-            frozen_by = {f.id for f in active if _blocks(f, c.module, sc.qualname)}
+            frozen = frozen_by(
+                {"module": c.module, "name": sc.qualname, "tests": sorted(tests)}, active
+            )
             only_frozen = bool(tests) and all(t in frozen_tests for t in tests)
-            if only_frozen:
-                frozen_by.update(i for t in tests for i in frozen_tests[t])
             reached_as = self.index.spellings([sc.qualname.rsplit(".", 1)[-1]])
             candidate_only = bool(tests) and not any(inherited(t, reached_as) for t in tests)
             item: dict[str, Any] = {
@@ -556,6 +553,7 @@ class Analysis:
                 "signature_changed": sc.signature_changed,
                 "types_only": sc.types_only,
                 "shape_changed": sc.shape_changed,
+                "contract": sc.contract,
                 "callers": _capped(strong),
                 "callers_count": len(strong),
                 "name_callers": weak[:LIST_CAP],
@@ -566,7 +564,7 @@ class Analysis:
                     "callers": dict(sorted(strong.items())[:LIST_CAP]),
                     "tests": dict(sorted(tests.items())[:LIST_CAP]),
                 },
-                "frozen_by": sorted(frozen_by),
+                "frozen_by": frozen,
                 "only_frozen_tests": only_frozen,
                 "candidate_only": candidate_only,
             }
@@ -574,7 +572,7 @@ class Analysis:
                 item["moved_from"] = self.moved[target]
             symbols.append(item)
             self.untested.update(untested)
-            if frozen_by:
+            if frozen:
                 self.frozen.append(target)
             if candidate_only:
                 self.candidate_only.append(target)
@@ -894,11 +892,6 @@ _DOC_SUFFIXES = (".md", ".rst", ".txt", ".adoc")
 
 def _is_doc(path: str) -> bool:
     return path.endswith(_DOC_SUFFIXES) or path.startswith("docs/")
-
-
-def _blocks(freeze: Freeze, module: str, qualname: str) -> bool:
-    names = {qualname, key(module, qualname), f"{module}.{qualname}", qualname.rsplit(".", 1)[-1]}
-    return any(s in names for s in freeze.blocks_symbols)
 
 
 class _Reach:

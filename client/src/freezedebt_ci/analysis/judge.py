@@ -67,9 +67,14 @@ def names_symbol(blocks_symbols: Iterable[str], module: str, name: str) -> bool:
     return any(entry in names for entry in blocks_symbols)
 
 
-def _strip_params(nodeid: str) -> str:
-    head, sep, _ = nodeid.partition("[")
-    return head if sep else nodeid
+def test_freezes(active: Iterable[Freeze]) -> dict[str, list[str]]:
+    """Whole tests under an active freeze, to the freezes' ids. A freeze of one parameter case
+    (``test_x[case-1]``) leaves the test's other cases running: it freezes no whole test."""
+    by_test: dict[str, list[str]] = {}
+    for freeze in active:
+        if freeze.test and "[" not in freeze.test:
+            by_test.setdefault(freeze.test, []).append(freeze.id)
+    return by_test
 
 
 def frozen_by(symbol: Mapping[str, Any], active: Sequence[Freeze]) -> list[str]:
@@ -80,10 +85,7 @@ def frozen_by(symbol: Mapping[str, Any], active: Sequence[Freeze]) -> list[str]:
     tests = _strings(symbol.get("tests"))
     # A capped list cannot show that *every* test is frozen.
     whole = _count(symbol.get("tests_count"), len(tests)) == len(tests)
-    by_test: dict[str, list[str]] = {}
-    for freeze in active:
-        if freeze.test:
-            by_test.setdefault(_strip_params(freeze.test), []).append(freeze.id)
+    by_test = test_freezes(active)
     if tests and whole and all(test in by_test for test in tests):
         found.update(i for test in tests for i in by_test[test])
     return sorted(found)
@@ -110,14 +112,20 @@ def _short(sha: Any) -> str:
     return sha[:12] if isinstance(sha, str) else "none"
 
 
+def _is_contract(symbol: Mapping[str, Any]) -> bool:
+    """The analysis says so (``contract``); an analysis without that key is read by the rule
+    it stands for: a public symbol removed, or a signature or shape changed."""
+    if isinstance(symbol.get("contract"), bool):
+        return bool(symbol["contract"])
+    return (
+        symbol.get("signature_changed") is True
+        or symbol.get("shape_changed") is True
+        or (symbol.get("change") == "removed" and symbol.get("public") is True)
+    )
+
+
 def _contract_items(analysis: Mapping[str, Any], symbols: list[dict[str, Any]]) -> set[str]:
-    items = {
-        symbol_key(s)
-        for s in symbols
-        if s.get("signature_changed") is True
-        or s.get("shape_changed") is True
-        or (s.get("change") == "removed" and s.get("public") is True)
-    }
+    items = {symbol_key(s) for s in symbols if _is_contract(s)}
     for problem in _list(analysis.get("problems")):
         if _dict(problem).get("code") == "contract-change":
             items.update(_strings(problem.get("items")))

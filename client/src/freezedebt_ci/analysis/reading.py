@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import time
 from collections.abc import Iterable
@@ -74,7 +75,9 @@ class Reader:
             if o not in self.facts and self.cache.get(o, with_digests=False) is None
         ]
         workers = min(os.cpu_count() or 1, MAX_WORKERS)
-        if len(todo) < PARALLEL_FROM or workers < 2 or self.pool_failed:
+        # a daemonic process (a Celery prefork child) may not start processes of its own
+        daemonic = multiprocessing.current_process().daemon
+        if len(todo) < PARALLEL_FROM or workers < 2 or self.pool_failed or daemonic:
             return  # facts_of extracts them one by one
         self.clock.check()
         self.load(todo)
