@@ -412,3 +412,88 @@ def test_read_evidence_passes_limits(tmp_path: Path) -> None:
         read_evidence(path, max_records=1)
     with pytest.raises(InputError, match="decompresses"):
         read_evidence(path, max_decompressed=10)
+
+
+# --- subtests -----------------------------------------------------------------------------
+
+
+def sub(nodeid: str, outcome: str, n: int, xfail: bool = False, **extra: Any) -> dict[str, Any]:
+    return rec(
+        nodeid, outcome, xfail=xfail, subtest={"msg": None, "params": {"n": str(n)}}, **extra
+    )
+
+
+def test_a_failed_subtest_fails_its_node_id_whatever_the_test_reports() -> None:
+    evidence = run(
+        sub("t.py::a", "passed", 0),
+        sub("t.py::a", "failed", 1, longrepr="AssertionError: 1", signature="s1"),
+        sub("t.py::a", "failed", 2, longrepr="AssertionError: 2", signature="s2"),
+        rec("t.py::a", "passed", duration=0.1),
+        rec("t.py::b", "passed"),
+    )
+    assert evidence.outcomes == {"t.py::a": "failed", "t.py::b": "passed"}
+    assert evidence.extras["t.py::a"]["longrepr"] == "AssertionError: 1"
+
+
+def test_subtests_combine_failed_over_skipped_over_xfail_over_passed() -> None:
+    evidence = run(
+        sub("t.py::skip", "skipped", 0),
+        sub("t.py::skip", "skipped", 1, xfail=True),
+        rec("t.py::skip", "passed"),
+        sub("t.py::xf", "skipped", 0, xfail=True),
+        sub("t.py::xf", "passed", 1),
+        rec("t.py::xf", "passed"),
+        sub("t.py::ok", "passed", 0),
+        rec("t.py::ok", "passed"),
+        sub("t.py::own", "passed", 0),
+        rec("t.py::own", "failed"),
+    )
+    assert evidence.outcomes == {
+        "t.py::skip": "skipped",
+        "t.py::xf": "xfail",
+        "t.py::ok": "passed",
+        "t.py::own": "failed",
+    }
+
+
+def test_a_rerun_after_failed_subtests_decides_again() -> None:
+    evidence = run(
+        sub("t.py::a", "failed", 0),
+        rec("t.py::a", "failed", reported_outcome="rerun"),
+        sub("t.py::a", "passed", 0),
+        rec("t.py::a", "passed"),
+        sub("t.py::b", "passed", 0),
+        rec("t.py::b", "failed", reported_outcome="rerun"),
+        sub("t.py::b", "failed", 0),
+        rec("t.py::b", "passed"),
+    )
+    assert evidence.outcomes == {"t.py::a": "passed", "t.py::b": "failed"}
+    # without the marks the same records read as reruns: the last one decides
+    unmarked = run(rec("t.py::b", "failed"), rec("t.py::b", "passed"))
+    assert unmarked.outcomes == {"t.py::b": "passed"}
+
+
+def test_subtests_without_the_tests_own_report_still_count() -> None:
+    evidence = run(sub("t.py::a", "passed", 0), sub("t.py::a", "failed", 1))
+    assert evidence.outcomes == {"t.py::a": "failed"}
+
+
+@pytest.mark.parametrize(
+    ("record", "where", "message"),
+    [
+        (rec("t.py::a", "passed", subtest=3), "$.records[0].subtest", "expected an object"),
+        (
+            rec("t.py::a", "failed", when="teardown", subtest={}),
+            "$.records[0].when",
+            "a subtest's record is a 'call' record",
+        ),
+    ],
+)
+def test_a_malformed_subtest_mark_is_refused(
+    record: dict[str, Any], where: str, message: str
+) -> None:
+    with pytest.raises(InputError) as caught:
+        run(record)
+    (problem,) = caught.value.problems
+    assert problem.where == where
+    assert message in problem.message

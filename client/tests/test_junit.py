@@ -196,3 +196,49 @@ def test_nodeid_too_long_is_refused() -> None:
 def test_invalid_utf8_in_junit_is_refused() -> None:
     error = bad(b'<testsuite><testcase classname="a" name="caf\xe9"/></testsuite>')
     assert "invalid XML" in error.problems[0].message
+
+
+def suite(*cases: str) -> bytes:
+    return ('<testsuite name="pytest">' + "".join(cases) + "</testsuite>").encode()
+
+
+def test_the_results_of_one_testcase_combine_failed_over_skipped_over_xfail() -> None:
+    # pytest writes each failed or skipped subtest of a test into the test's one testcase
+    data = suite(
+        '<testcase classname="t" name="skips"><skipped type="pytest.skip" message="a"/>'
+        '<skipped type="pytest.xfail" message="b"/></testcase>',
+        '<testcase classname="t" name="xfails"><skipped type="pytest.xfail" message="b"/>'
+        "</testcase>",
+        '<testcase classname="t" name="fails"><skipped type="pytest.skip" message="a"/>'
+        '<failure message="x"/><skipped type="pytest.xfail" message="b"/></testcase>',
+    )
+    assert parse_junit(data).outcomes == {
+        "t.py::skips": "skipped",
+        "t.py::xfails": "xfail",
+        "t.py::fails": "failed",
+    }
+
+
+def test_the_plugins_xpass_property_makes_a_pass_an_xfail() -> None:
+    data = suite(
+        '<testcase classname="t" name="xpass"><properties>'
+        '<property name="freezedebt.xpassed" value="true"/></properties></testcase>',
+        '<testcase classname="t" name="other"><properties>'
+        '<property name="owner" value="me"/></properties></testcase>',
+        '<testcase classname="t" name="strict"><failure message="[XPASS(strict)]"/>'
+        '<properties><property name="freezedebt.xpassed" value="true"/></properties>'
+        "</testcase>",
+    )
+    assert parse_junit(data).outcomes == {
+        "t.py::xpass": "xfail",
+        "t.py::other": "passed",
+        "t.py::strict": "failed",
+    }
+
+
+def test_a_module_pytest_could_not_collect_gets_its_node_id() -> None:
+    data = suite(
+        '<testcase classname="" name="pkg.sub.test_broken"><error message="collection failure"/>'
+        "</testcase>"
+    )
+    assert parse_junit(data).outcomes == {"pkg/sub/test_broken.py": "failed"}

@@ -488,3 +488,31 @@ def test_summaries_render_ready_and_pending_reports() -> None:
     pending = compute_report(**inputs)
     assert "pending" in markdown_summary(pending)
     assert text_summary(pending).startswith("verdict: PENDING")
+
+
+@pytest.mark.parametrize(
+    ("status", "reason"),
+    [
+        (1, "yet no test failed: something outside the tests failed, such as a plugin's hook"),
+        (2, "no test failed: the run was interrupted, by a collection error or by hand"),
+        (3, "no test failed: an internal error of pytest or of a plugin or conftest hook"),
+        (4, "no test failed: pytest was called wrongly and ran no test (a usage error)"),
+        (5, "no tests were collected"),
+        (137, "no test failed: the test command itself failed, its log says why"),
+    ],
+)
+def test_a_head_run_failing_without_a_failed_test_says_why(status: int, reason: str) -> None:
+    rep = report(run(["t.py::a"]), run(["t.py::a"], exit=status))
+    (problem,) = rep["problems"]
+    assert problem["code"] == "head-failed"
+    assert problem["message"] == f"the head run exited with status {status} ({reason})"
+    assert "0 failed" not in problem["message"]
+
+
+def test_head_failed_counts_tests_and_files_that_could_not_be_collected_apart() -> None:
+    head = run(["t.py::a"], failed=["t.py::b", "t.py::c", "pkg/test_broken.py"], exit=2)
+    (problem,) = report(run(["t.py::a"]), head)["problems"][:1]
+    assert problem["message"] == (
+        "the head run exited with status 2 (2 failed tests, 1 file that could not be collected)"
+    )
+    assert problem["items"] == ["pkg/test_broken.py", "t.py::b", "t.py::c"]

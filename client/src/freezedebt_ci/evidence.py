@@ -3,6 +3,13 @@
 Every node id of a run falls in exactly one bucket: ``passed``, ``failed``, ``skipped`` or
 ``xfail``. When a node id has several records (reruns), the last record that decides anything
 wins; setup and teardown records decide only when they fail (or, for setup, when they skip).
+
+Subtests (pytest's ``subtests`` fixture, unittest's ``subTest``) report several ``call``
+records under one node id; the plugin marks them with a ``subtest`` field. Marked records do
+not close an attempt: they join the next unmarked record of the node id (the test's own call
+report), and the attempt's bucket is the worst of them, failed > skipped > xfail > passed. So a
+failing subtest fails its node id whatever the test's own report says, and a rerun that passes
+whole still decides.
 """
 
 from __future__ import annotations
@@ -33,6 +40,10 @@ _OUTCOMES = frozenset((PASSED, FAILED, SKIPPED))
 _PHASES = frozenset(("setup", "call", "teardown"))
 #: Per-record fields with a meaning of their own; anything else is kept and ignored.
 EXTRA_FIELDS = ("duration", "longrepr", "signature", "freeze")
+#: The field that marks a subtest's record (its message and parameters).
+SUBTEST_FIELD = "subtest"
+#: How the records of one attempt combine (subtests): the higher rank wins.
+RANK = {PASSED: 0, XFAIL: 1, SKIPPED: 2, FAILED: 3}
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +167,10 @@ def evidence_from_json(
 
     outcomes: dict[str, str] = {}
     extras: dict[str, Mapping[str, Any]] = {}
+    # Subtest records of the attempt under way, per node id: their worst bucket, and the
+    # record of the first of them that failed (its text and signature explain the failure).
+    open_subtests: dict[str, str] = {}
+    subtest_failures: dict[str, Mapping[str, Any]] = {}
     for index, record in enumerate(records):
         if type(record) is not dict:
             problems.add(f"$.records[{index}]", "expected an object")
@@ -177,8 +192,22 @@ def evidence_from_json(
         if when != "call" and outcome != FAILED and not (when == "setup" and outcome == SKIPPED):
             continue  # a passing setup/teardown says nothing about the test
         # bucket_of(outcome, xfail), inline: one call fewer per record.
-        outcomes[nodeid] = FAILED if outcome == FAILED else XFAIL if xfail else outcome
-        if (
+        bucket = FAILED if outcome == FAILED else XFAIL if xfail else outcome
+        if SUBTEST_FIELD in record:
+            _add_subtest(problems, index, record, bucket, open_subtests, subtest_failures)
+            continue
+        failure = None
+        if open_subtests and nodeid in open_subtests:
+            worst = open_subtests.pop(nodeid)
+            failure = subtest_failures.pop(nodeid, None)
+            if RANK[worst] > RANK[bucket]:
+                bucket = worst
+            else:
+                failure = None
+        outcomes[nodeid] = bucket
+        if failure is not None:
+            extras[nodeid] = failure
+        elif (
             "duration" in record
             or "signature" in record
             or "freeze" in record
@@ -187,9 +216,42 @@ def evidence_from_json(
             extras[nodeid] = record
         elif nodeid in extras:
             del extras[nodeid]
+    # Subtests whose test never reported its own call (a crashed worker): they still count.
+    for nodeid, worst in open_subtests.items():
+        if nodeid not in outcomes or RANK[worst] > RANK[outcomes[nodeid]]:
+            outcomes[nodeid] = worst
+            if nodeid in subtest_failures:
+                extras[nodeid] = subtest_failures[nodeid]
     problems.raise_if_any()
     # exit_status was checked to be an int above; cast() only tells the type checker
     return Evidence(cast(int, exit_status), outcomes, meta, extras, source)
+
+
+def _add_subtest(
+    problems: ProblemCollector,
+    index: int,
+    record: Mapping[str, Any],
+    bucket: str,
+    open_subtests: dict[str, str],
+    subtest_failures: dict[str, Mapping[str, Any]],
+) -> None:
+    """Join a subtest's record to the attempt under way of its node id."""
+    mark = record[SUBTEST_FIELD]
+    if not isinstance(mark, dict | str):
+        problems.add(
+            f"$.records[{index}].{SUBTEST_FIELD}",
+            f"expected an object with the subtest's msg and params, got {mark!r}",
+        )
+        return
+    if record.get("when", "call") != "call":
+        problems.add(f"$.records[{index}].when", "a subtest's record is a 'call' record")
+        return
+    nodeid: str = record["nodeid"]
+    worst = open_subtests.get(nodeid)
+    if worst is None or RANK[bucket] > RANK[worst]:
+        open_subtests[nodeid] = bucket
+    if bucket == FAILED and nodeid not in subtest_failures:
+        subtest_failures[nodeid] = record
 
 
 def _record_problems(

@@ -1,5 +1,11 @@
 """JUnit XML reader.
 
+Each ``testcase`` element is one attempt of its node id and the last one decides (reruns).
+One element may hold several results: pytest writes every failed subtest of a test as a
+``failure`` of its one ``testcase``, and every skipped one as a ``skipped``. They combine as in
+evidence JSON, failed > skipped > xfail > passed. pytest writes an xpass as a plain pass; the
+freezedebt plugin, when active, adds the ``freezedebt.xpassed`` property that tells it apart.
+
 Parsed with expat and no document type at all: a file that declares a DTD (the only way to
 declare entities, and so to build a "billion laughs" bomb or reach external files) is refused
 before any entity is read.
@@ -17,10 +23,14 @@ from .evidence import (
     DEFAULT_MAX_RECORDS,
     FAILED,
     PASSED,
+    RANK,
     SKIPPED,
     XFAIL,
     Evidence,
 )
+
+#: The testcase property the freezedebt plugin adds to an xpassed test.
+JUNIT_XPASS_PROPERTY = "freezedebt.xpassed"
 
 _CLASS_PART = re.compile(r"^[A-Z_][A-Za-z0-9_]*$")
 _MAX_LONGREPR = 4096
@@ -37,6 +47,10 @@ def pytest_nodeid(classname: str, name: str, file: str | None) -> str:
     trailing capitalised parts are classes, the rest is the module path.
     """
     parts = classname.split(".") if classname else []
+    if not parts and not file and name:
+        # A module that failed to import or was skipped whole: pytest names it by its dotted
+        # path without ".py" and no classname; its evidence record is the module's node id.
+        return name.replace(".", "/") + ".py"
     if file:
         module = file[:-3].replace("/", ".") if file.endswith(".py") else file
         if classname == module or classname.startswith(module + "."):
@@ -92,9 +106,17 @@ def parse_junit(
         elif state["case"] is not None and tag in ("failure", "error"):
             state["case"]["bucket"] = FAILED
             state["text"] = [attrs.get("message", "")]
-        elif state["case"] is not None and tag == "skipped" and state["case"]["bucket"] != FAILED:
-            xfail = attrs.get("type") == "pytest.xfail"
-            state["case"]["bucket"] = XFAIL if xfail else SKIPPED
+        elif state["case"] is not None and tag == "skipped":
+            bucket = XFAIL if attrs.get("type") == "pytest.xfail" else SKIPPED
+            if RANK[bucket] > RANK[state["case"]["bucket"]]:
+                state["case"]["bucket"] = bucket
+        elif (
+            state["case"] is not None
+            and tag == "property"
+            and attrs.get("name") == JUNIT_XPASS_PROPERTY
+            and state["case"]["bucket"] == PASSED
+        ):
+            state["case"]["bucket"] = XFAIL
 
     def end(tag: str) -> None:
         state["depth"] -= 1

@@ -29,12 +29,14 @@ import subprocess
 import time
 from collections.abc import Generator, Mapping, Sequence
 from pathlib import Path
+from reprlib import repr as short_repr
 from typing import Any
 
 import pytest
 
 from .errors import InputError
-from .evidence import FORMAT
+from .evidence import FORMAT, SUBTEST_FIELD
+from .junit import JUNIT_XPASS_PROPERTY
 from .ledger import Freeze, parse_ledger
 from .signatures import failure_signature
 
@@ -167,6 +169,21 @@ def _failure_text(report: pytest.TestReport | pytest.CollectReport) -> str:
         if _WORKER_LINE.match(first):
             return rest
     return text
+
+
+def subtest_mark(report: object) -> dict[str, Any] | None:
+    """The message and parameters of a subtest's report (pytest >= 9's ``SubtestReport``, or
+    the pytest-subtests plugin's), or None for a test's own report. Readers need the mark:
+    a subtest's record is one part of an attempt, not an attempt of its own (a rerun)."""
+    context = getattr(report, "context", None)
+    if context is None or not hasattr(context, "msg") or not hasattr(context, "kwargs"):
+        return None
+    msg = context.msg
+    params = {
+        str(key): value if isinstance(value, str) else short_repr(value)
+        for key, value in dict(context.kwargs or {}).items()
+    }
+    return {"msg": None if msg is None else str(msg), "params": params}
 
 
 def freeze_reason(freeze: Freeze) -> str:
@@ -350,6 +367,11 @@ class FreezeDebtSession:
         if call.when == "setup" and report.skipped and item.stash.get(_FROZEN_BY, None):
             setattr(report, _ATTR_FREEZE, item.stash[_FROZEN_BY])
             return report
+        if call.when == "call" and report.passed and hasattr(report, "wasxfail"):
+            # pytest's JUnit XML writes an xpass as a plain pass; this property, which it
+            # writes from the item's properties, lets a JUnit reader bucket it as xfail too.
+            item.user_properties.append((JUNIT_XPASS_PROPERTY, "true"))
+            return report
         if not report.failed:
             return report
         candidates = self.signatures.get(item.nodeid, []) if call.when != "teardown" else []
@@ -404,6 +426,9 @@ class FreezeDebtSession:
             record["duration"] = round(float(duration), 6)
         if outcome not in _OUTCOMES:  # e.g. a rerun attempt: a failure the next record follows
             record["reported_outcome"] = outcome
+        subtest = subtest_mark(report)
+        if subtest is not None:
+            record[SUBTEST_FIELD] = subtest
         freeze = getattr(report, _ATTR_FREEZE, None)
         if record["outcome"] == "failed" or (freeze and record["xfail"]):
             text = getattr(report, _ATTR_LONGREPR, None)

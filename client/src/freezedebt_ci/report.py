@@ -136,6 +136,38 @@ def _surface_problems(
     return problems
 
 
+#: Why pytest exits with a status other than 0 when no test failed (pytest's ``ExitCode``).
+EXIT_REASONS = {
+    1: "yet no test failed: something outside the tests failed, such as a plugin's hook",
+    2: "no test failed: the run was interrupted, by a collection error or by hand",
+    3: "no test failed: an internal error of pytest or of a plugin or conftest hook",
+    4: "no test failed: pytest was called wrongly and ran no test (a usage error)",
+    5: "no tests were collected",
+}
+
+
+def exit_reason(status: int, failed: Iterable[str]) -> str:
+    """Why a run exited with ``status``: its failed tests and the files that could not be
+    collected (pytest's records of a module that failed to import), or, when nothing failed,
+    what the status means, so the verdict never rests on an unexplained "0 failed tests"."""
+    tests = collection = 0
+    for nodeid in failed:
+        if "::" not in nodeid and nodeid.endswith(".py"):
+            collection += 1
+        else:
+            tests += 1
+    parts = []
+    if tests:
+        parts.append(_plural(tests, "failed test"))
+    if collection:
+        parts.append(_plural(collection, "file that could not be collected"))
+    if parts:
+        return ", ".join(parts)
+    return EXIT_REASONS.get(
+        status, "no test failed: the test command itself failed, its log says why"
+    )
+
+
 def _drift(base: Evidence, head: Evidence) -> list[str]:
     drift = []
     for key in DRIFT_KEYS:
@@ -286,7 +318,7 @@ def compute_report(
         add(
             "head-failed",
             f"the head run exited with status {head.exit} "
-            f"({_plural(len(head_buckets.failed), 'failed test')})",
+            f"({exit_reason(head.exit, head_buckets.failed)})",
             head_buckets.failed,
         )
     frozen_tests = {f.test for f in active if f.test}
