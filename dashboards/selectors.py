@@ -31,7 +31,7 @@ from evidence.models import (
     TestResult,
     sees_every_repository,
 )
-from evidence.reports import ledger_freezes
+from evidence.reports import ledger_freezes, patch_label
 from freezedebt_ci.analysis.judge import analysis_section
 from freezedebt_ci.ledger import expiry_status
 from freezedebt_ci.policy import DEFAULT_SEVERITIES
@@ -638,8 +638,9 @@ def patch_detail(*, user, repository_slug: str, patch_id: int) -> dict[str, Any]
         raise Http404("No such patch.")
     report = getattr(patch, "report", None)
     body: dict[str, Any] = report.body if report is not None and report.body else {}
-    base_run = _run_for(repository, patch.base_sha, patch.label)
-    head_run = _run_for(repository, patch.head_sha, patch.label)
+    label = patch_label(patch)
+    base_run = _run_for(repository, patch.base_sha, label)
+    head_run = _run_for(repository, patch.head_sha, label)
 
     drift = []
     if base_run is not None and head_run is not None:

@@ -359,9 +359,10 @@ class RunOutcomes(models.Model):
 
 class PatchQuerySet(models.QuerySet["Patch"]):
     def touching_run(self, run: Run) -> "PatchQuerySet":
-        """Patches whose base or head is the run (its commit and label): their reports may now
-        be computed."""
-        return self.filter(repository=run.repository_id, label=run.label).filter(
+        """Patches whose base or head is the run (its commit and label, or no label: such a
+        patch may be judged on the run's, see evidence.reports.patch_label): their reports may
+        now be computed."""
+        return self.filter(repository=run.repository_id, label__in={run.label, ""}).filter(
             Q(base_sha=run.sha) | Q(head_sha=run.sha)
         )
 

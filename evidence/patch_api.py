@@ -157,6 +157,10 @@ class ReportSerializer(serializers.Serializer):
     expired_freezes = serializers.ListField(child=serializers.CharField())
     per_file = serializers.ListField(child=serializers.DictField())
     problems = serializers.ListField(child=serializers.DictField())
+    pending_reason = serializers.CharField(
+        allow_null=True,
+        help_text="While pending: which run is missing, and the labels that have runs.",
+    )
 
 
 class PatchesApi(APIView):

@@ -70,10 +70,73 @@ def run_for_report(
     return run
 
 
+def run_labels(patch: Patch) -> dict[str, set[str]]:
+    """The labels of the runs stored for the patch's base and head, by sha."""
+    labels: dict[str, set[str]] = {patch.base_sha: set(), patch.head_sha: set()}
+    rows = (
+        Run.objects.filter(repository=patch.repository_id, sha__in=list(labels))
+        .values_list("sha", "label")
+        .distinct()
+    )
+    for sha, label in rows:
+        labels[sha].add(label)
+    return labels
+
+
+def patch_label(patch: Patch, labels: dict[str, set[str]] | None = None) -> str:
+    """The label whose runs the patch's report compares: the patch's own; without one, the
+    one label that runs of both its commits share (a CI whose single job uploads under a label
+    need not repeat it); otherwise none, and several shared labels (a matrix) leave the report
+    pending until the patch names the one it is judged on."""
+    if patch.label:
+        return patch.label
+    if labels is None:
+        labels = run_labels(patch)
+    shared = labels[patch.base_sha] & labels[patch.head_sha]
+    return next(iter(shared)) if len(shared) == 1 else ""
+
+
+def _shown(label: str) -> str:
+    return repr(label) if label else "no label"
+
+
+def pending_reason(
+    patch: Patch, *, base_missing: bool, head_missing: bool, labels: dict[str, set[str]]
+) -> str:
+    """Why the patch's report is pending: which commit has no ready run under the label it
+    compares, and which labels do have runs of those commits."""
+    label = patch_label(patch, labels)
+    sides = [
+        (name, sha)
+        for name, sha, missing in (
+            ("base", patch.base_sha, base_missing),
+            ("head", patch.head_sha, head_missing),
+        )
+        if missing
+    ]
+    commits = " and ".join(f"the {name} commit {sha[:12]}" for name, sha in sides)
+    reason = f"no ready run of {commits} with {_shown(label)} yet"
+    others = []
+    for name, sha in (("base", patch.base_sha), ("head", patch.head_sha)):
+        found = sorted(labels[sha] - {label})
+        if found:
+            others.append(f"{name} runs exist with {', '.join(map(_shown, found))}")
+    if others:
+        shared = sorted((labels[patch.base_sha] & labels[patch.head_sha]) - {label})
+        if shared:
+            choice = shared[0] if len(shared) == 1 else "LABEL"
+            hint = f"declare the patch with --label {choice} (or FREEZEDEBT_LABEL) to compare those"
+        else:
+            hint = "upload the base and head runs under one label (--label or FREEZEDEBT_LABEL)"
+        reason += f"; {'; '.join(others)}: {hint}"
+    return reason
+
+
 def _patch_runs(patch: Patch, runs: QuerySet[Run] | None = None) -> list[Run | None]:
     """The runs of the patch's base and head that its report uses (see run_for_report)."""
+    label = patch_label(patch)
     return [
-        run_for_report(repository=patch.repository, sha=sha, label=patch.label, runs=runs)
+        run_for_report(repository=patch.repository, sha=sha, label=label, runs=runs)
         for sha in (patch.base_sha, patch.head_sha)
     ]
 
@@ -209,6 +272,11 @@ def report_body(
     """The report JSON of a patch for the given evidence (None: that run is missing)."""
     repository = patch.repository
     own = own_analysis_inputs(patch)
+    reason = None
+    if base is None or head is None:
+        reason = pending_reason(
+            patch, base_missing=base is None, head_missing=head is None, labels=run_labels(patch)
+        )
     return compute_report(
         base=base,
         head=head,
@@ -223,6 +291,7 @@ def report_body(
         if patch.analysis or own
         else None,
         **own,
+        pending_reason=reason,
     )
 
 
@@ -346,6 +415,8 @@ def reports_ahead(run: Run, outcomes: dict[str, str]) -> list[ReportAhead]:
     }
     ahead = []
     for patch in patches:
+        if patch_label(patch) != run.label:
+            continue  # an unlabelled patch judged on another label's runs: the report task's
         runs = [
             run
             if sha == run.sha

@@ -166,7 +166,7 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("FREEZEDEBT_URL", "FREEZEDEBT_TOKEN"):
+    for name in ("FREEZEDEBT_URL", "FREEZEDEBT_TOKEN", "FREEZEDEBT_LABEL"):
         monkeypatch.delenv(name, raising=False)
     for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
         monkeypatch.delenv(name, raising=False)
@@ -752,6 +752,56 @@ def test_patch_still_pending_at_the_bound_exits_3(
     assert "verdict: PENDING" in out
     assert "still pending after 30 s" in err
     assert "pending" in summary.read_text(encoding="utf-8")
+
+
+def test_patch_sends_its_label(server: FakeServer, clock: FakeClock, changed: Path) -> None:
+    server.add("POST", "/api/v1/patches", patch_reply(201, "ready"))
+    server.add("GET", "/api/v1/patches/17/report", Reply(200, report("pass")))
+    assert patch(server, "--changed", str(changed), "--label", "py311") == 0
+    assert server.requests("POST")[0].json()["label"] == "py311"
+
+
+def test_upload_and_patch_read_one_label_variable(
+    server: FakeServer,
+    clock: FakeClock,
+    changed: Path,
+    evidence: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FREEZEDEBT_LABEL", "py312")
+    server.add("POST", "/api/v1/runs", run_reply(202, "ready"))
+    server.add("POST", "/api/v1/patches", patch_reply(201, "ready"))
+    server.add("GET", "/api/v1/patches/17/report", Reply(200, report("pass")))
+    assert upload(server, evidence) == 0
+    assert patch(server, "--changed", str(changed)) == 0
+    assert server.requests("POST", "/api/v1/runs")[0].query["label"] == "py312"
+    assert server.requests("POST", "/api/v1/patches")[0].json()["label"] == "py312"
+    # the option wins over the variable
+    assert patch(server, "--changed", str(changed), "--label", "py311") == 0
+    assert server.requests("POST", "/api/v1/patches")[1].json()["label"] == "py311"
+
+
+def test_patch_pending_says_why_in_the_servers_words(
+    server: FakeServer,
+    clock: FakeClock,
+    changed: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    why = (
+        "no ready run of the base commit 111111111111 with no label yet; "
+        "base runs exist with 'py311'"
+    )
+    summary = tmp_path / "summary.md"
+    server.add("POST", "/api/v1/patches", patch_reply())
+    server.add(
+        "GET", "/api/v1/patches/17/report", Reply(200, {**report("pending"), "pending_reason": why})
+    )
+    assert patch(server, "--changed", str(changed), "--wait", "5", "--summary", str(summary)) == 3
+    out, err = capsys.readouterr()
+    assert f"still pending after 5 s ({why})" in err
+    assert f"pending            : {why}" in out
+    assert f"The report is pending: {why}." in summary.read_text(encoding="utf-8")
 
 
 def test_patch_link_and_url_are_different_things(

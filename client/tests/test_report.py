@@ -32,6 +32,8 @@ TOP_KEYS = [
     "per_file",
     "problems",
     "analysis",
+    # added after SPEC 5.8's list: why a pending report waits (None when ready)
+    "pending_reason",
 ]
 LIST_KEYS = ["new_skips", "retired_skips", "lost", "new_xfails", "expired_freezes"]
 FROZEN = "tests/test_pricing.py::test_rounding_boundary"
@@ -434,6 +436,8 @@ def test_pending_report_has_the_same_keys() -> None:
     rep = compute_report(**inputs)
     assert list(rep) == TOP_KEYS
     assert rep["status"] == rep["verdict"] == "pending"
+    assert rep["pending_reason"] == "no run of the base commit yet"
+    assert compute_report(**busy_inputs())["pending_reason"] is None
 
 
 def test_every_list_in_the_report_is_sorted() -> None:

@@ -39,6 +39,8 @@ from .transport import (
 
 ENV_URL = "FREEZEDEBT_URL"
 ENV_TOKEN = "FREEZEDEBT_TOKEN"  # noqa: S105 - a variable name, not a secret
+#: The job label ``upload`` and ``patch`` both use when ``--label`` is not given.
+ENV_LABEL = "FREEZEDEBT_LABEL"
 #: Evidence larger than this is gzipped before it is sent.
 GZIP_ABOVE = 1 << 20
 #: Polling starts this often and slows down to at most POLL_MAX seconds between requests.
@@ -93,6 +95,15 @@ def _nonempty(value: str) -> str:
     if not value.strip():
         raise argparse.ArgumentTypeError("expected a non-empty value")
     return value.strip()
+
+
+def _label(args: argparse.Namespace) -> str | None:
+    """``--label``, else ``FREEZEDEBT_LABEL``, else none: one variable set for a CI job gives
+    its upload and its patch the same label."""
+    if args.label:
+        return str(args.label)
+    value = os.environ.get(ENV_LABEL, "").strip()
+    return value or None
 
 
 # -- shared plumbing ---------------------------------------------------------------------------
@@ -267,7 +278,7 @@ def _cmd_upload(args: argparse.Namespace) -> int:
         query={
             "sha": args.sha,
             "branch": args.branch,
-            "label": args.label,
+            "label": _label(args),
             "attempt": args.attempt,
         },
         body=body,
@@ -436,7 +447,13 @@ def _cmd_patch(args: argparse.Namespace) -> int:
         "head_sha": args.head_sha,
         "changed": _changed_lines(args),
     }
-    for key, value in (("title", args.title), ("url", args.link), ("author", args.author)):
+    fields = (
+        ("title", args.title),
+        ("url", args.link),
+        ("author", args.author),
+        ("label", _label(args)),
+    )
+    for key, value in fields:
         if value:
             payload[key] = value
     if args.analysis:
@@ -463,9 +480,11 @@ def _cmd_patch(args: argparse.Namespace) -> int:
         print(f"waiting for the report (up to {args.wait:g} s)", file=sys.stderr)
         report = _poll(report, fetch, lambda r: r["status"] == "ready", args.wait)
     if report["status"] != "ready":
+        why = report.get("pending_reason")
+        if not isinstance(why, str) or not why:
+            why = "a run of the base or head commit is missing or still being processed"
         print(
-            f"freezedebt-ci: the report is still {report['status']} after {args.wait:g} s "
-            "(a run of the base or head commit is missing or still being processed)",
+            f"freezedebt-ci: the report is still {report['status']} after {args.wait:g} s ({why})",
             file=sys.stderr,
         )
     try:
@@ -483,6 +502,8 @@ PATCH_EXAMPLE = f"""example:
       --analysis analysis.json --summary "$GITHUB_STEP_SUMMARY"
 
 --url is the server's address; the patch's own web address goes in --link (or --pr-url).
+--label picks the runs compared when jobs upload under labels (a CI matrix): set
+FREEZEDEBT_LABEL once for a job and its upload and patch agree.
 Without --changed, the changed paths come from git diff --name-status -M BASE...HEAD run
 in the current checkout, which must hold both commits.
 exit status: 0 pass, 1 block, 2 usage or transport error, 3 still pending when --wait ran out"""
@@ -582,7 +603,9 @@ def add_remote_commands(sub: Any) -> None:
     upload.add_argument("--sha", type=_sha, required=True, help="commit the tests ran at")
     upload.add_argument("--branch", type=_nonempty, help="branch the commit is on")
     upload.add_argument(
-        "--label", type=_nonempty, help="tells parallel jobs of one sha apart, e.g. py311"
+        "--label",
+        type=_nonempty,
+        help=f"tells parallel jobs of one sha apart, e.g. py311 (default: ${ENV_LABEL})",
     )
     upload.add_argument(
         "--attempt",
@@ -612,6 +635,12 @@ def add_remote_commands(sub: Any) -> None:
     patch.add_argument("--ref", type=_nonempty, required=True, help="the patch, e.g. PR-123")
     patch.add_argument("--base-sha", type=_sha, required=True, help="commit the patch is based on")
     patch.add_argument("--head-sha", type=_sha, required=True, help="commit of the patch")
+    patch.add_argument(
+        "--label",
+        type=_nonempty,
+        help="the job label whose runs the report compares, as given to upload (default: "
+        f"${ENV_LABEL}; without either, the one label the runs of both commits share)",
+    )
     patch.add_argument(
         "--changed",
         metavar="FILE",

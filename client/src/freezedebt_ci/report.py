@@ -191,6 +191,7 @@ def compute_report(
     own_analysis: Mapping[str, Any] | None = None,
     own_analysis_error: str | None = None,
     own_analysis_pending: bool = False,
+    pending_reason: str | None = None,
 ) -> dict[str, Any]:
     """The report of a patch. With ``base`` or ``head`` missing the report is ``pending``:
     it lists what the ledger and the paths already show, and never passes.
@@ -201,7 +202,8 @@ def compute_report(
     an analysis that used another is an ``analysis-mismatch``. ``own_analysis``: the judge's
     own analysis of the patch, judged instead of the upload (which must agree with it);
     ``own_analysis_error`` says it failed (a problem); ``own_analysis_pending`` that it is
-    still running: the report stays ``pending``, as for a missing run.
+    still running: the report stays ``pending``, as for a missing run. ``pending_reason``
+    (the server's account of the runs it has) is then kept in the report as it is.
     """
     policy = policy or Policy()
     problems: list[dict[str, Any]] = analysis_problems(
@@ -278,12 +280,16 @@ def compute_report(
             own=own_analysis,
             own_pending=own_analysis_pending,
         ),
+        "pending_reason": None,
     }
 
     if base is None or head is None or head_buckets is None:
         if base is None:
             add("base-missing", "no run of the base commit yet: the report stays pending", [])
         report["status"] = report["verdict"] = PENDING
+        report["pending_reason"] = pending_reason or (
+            "no run of the base commit yet" if base is None else "no run of the head commit yet"
+        )
         report["figures"] = {
             "base": base.counts() if base is not None else None,
             "head": head.counts() if head is not None else None,
@@ -345,6 +351,7 @@ def compute_report(
     if own_analysis_pending:
         # Graded once the judge's own analysis is in; never a pass before.
         report["status"] = report["verdict"] = PENDING
+        report["pending_reason"] = pending_reason or "the server's own analysis is still running"
     return report
 
 

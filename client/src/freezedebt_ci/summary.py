@@ -47,6 +47,8 @@ def text_summary(report: dict[str, Any]) -> str:
                 f"{counts.get('symbols', 0)} changed symbols, "
                 f"{counts.get('untested_callers', 0)} untested callers"
             )
+    if report["status"] != "ready" and report.get("pending_reason"):
+        lines.append(f"pending            : {report['pending_reason']}")
     for problem in report["problems"]:
         lines.append(f"{problem['severity'].upper():5} {problem['code']}: {problem['message']}")
     return "\n".join(lines) + "\n"
@@ -148,7 +150,8 @@ def markdown_summary(
             "",
         ]
     else:
-        out += ["The report is pending: a run is missing.", ""]
+        why = report.get("pending_reason") or "a run is missing"
+        out += [f"The report is pending: {why}.", ""]
     if report["problems"]:
         out += ["### Problems", ""]
         for problem in report["problems"]:
