@@ -22,7 +22,7 @@ from rest_framework.response import Response
 from rest_framework.serializers import as_serializer_error
 from rest_framework.views import set_rollback
 
-from config.exceptions import PayloadTooLarge, ServiceUnavailable
+from config.exceptions import Conflict, PayloadTooLarge, ServiceUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -87,6 +87,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         code = raw_code if isinstance(raw_code, str) else exc.default_code
     code = _RENAMED_CODES.get(code, code)
     message, details = _message_and_details(exc)
+    if isinstance(exc, Conflict):
+        details = {**details, **exc.details}
 
     headers = {}
     if getattr(exc, "auth_header", None):

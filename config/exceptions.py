@@ -15,6 +15,11 @@ class Conflict(exceptions.APIException):
     default_detail = "The request conflicts with what is already stored."
     default_code = "conflict"
 
+    def __init__(self, detail: str | None = None, *, details: dict | None = None) -> None:
+        super().__init__(detail)
+        # The conflicting values, for a client to act on (the error's "details").
+        self.details = details or {}
+
 
 class ServiceUnavailable(exceptions.APIException):
     status_code = status.HTTP_503_SERVICE_UNAVAILABLE

@@ -24,6 +24,7 @@ from evidence.ingest import RunConflict, run_receive
 from evidence.models import Run, UploadToken
 from evidence.permissions import EvidenceTokenOrSignedInUser, HasScope
 from evidence.throttles import UploadTokenRateThrottle
+from freezedebt_ci.evidence import meta_from_prefix, sha_conflict
 
 
 class TokenApi(APIView):
@@ -182,7 +183,8 @@ class RunsApi(APIView):
             "optionally with Content-Encoding: gzip. It is stored as received and parsed in the "
             "background: 202 with status received, or already ready or rejected when tasks run "
             "in-process. The same upload again answers 200 with the stored run; other content "
-            "for the same sha, label and attempt is a 409."
+            "for the same sha, label and attempt is a 409, and so is evidence whose meta.sha "
+            "names another commit than sha (details: sha, meta_sha)."
         ),
         # Content-Encoding is how the body travels, not a parameter: a schema parameter would
         # let a client send "gzip" over a body that is not.
@@ -233,6 +235,15 @@ class RunsApi(APIView):
             )
 
         data = query.validated_data
+        meta = meta_from_prefix(body.head)
+        own_sha = sha_conflict(meta, data["sha"]) if meta is not None else None
+        if own_sha is not None:
+            # A swapped base/head upload would file the evidence under the wrong commit.
+            raise Conflict(
+                f"The evidence was made at commit {own_sha} (its meta.sha), not at the sha "
+                f"{data['sha']} it is uploaded for; upload it with --sha {own_sha}.",
+                details={"sha": data["sha"], "meta_sha": own_sha},
+            )
         try:
             run, created = run_receive(
                 repository=request.user.repository,

@@ -30,7 +30,15 @@ from config.jsontext import unstorable
 from evidence.models import Repository, Run, RunOutcomes, TestName, TestResult
 from evidence.uploads import ReceivedBody
 from freezedebt_ci.errors import MAX_PROBLEMS, InputError, Problem, ProblemCollector
-from freezedebt_ci.evidence import FAILED, PASSED, SKIPPED, XFAIL, Evidence, parse_evidence
+from freezedebt_ci.evidence import (
+    FAILED,
+    PASSED,
+    SKIPPED,
+    XFAIL,
+    Evidence,
+    parse_evidence,
+    sha_conflict,
+)
 
 if TYPE_CHECKING:
     from evidence.reports import ReportAhead
@@ -214,7 +222,7 @@ def run_ingest(*, run_id: int) -> Run | None:
             return run
         raw = Run.objects.filter(pk=run_id).values_list("raw", flat=True).get()
         try:
-            parsed = _parse(bytes(raw), source=f"run {run_id}")
+            parsed = _parse(bytes(raw), source=f"run {run_id}", sha=run.sha)
         except InputError as error:
             _reject(run, error.problems)
             return run
@@ -277,7 +285,7 @@ def _body(item: "ReportAhead", future: Future) -> dict[str, Any] | None:
         return None
 
 
-def _parse(raw: bytes, *, source: str) -> _Parsed:
+def _parse(raw: bytes, *, source: str, sha: str | None = None) -> _Parsed:
     evidence = parse_evidence(
         raw,
         source=source,
@@ -292,6 +300,12 @@ def _parse(raw: bytes, *, source: str) -> _Parsed:
     meta_problem = _json_problem(evidence.meta)
     if meta_problem:
         problems.add("$.meta", meta_problem)
+    # The upload refuses this when meta comes first (409); the rest is caught here.
+    own_sha = sha_conflict(evidence.meta, sha) if sha else None
+    if own_sha is not None:
+        problems.add(
+            "$.meta.sha", f"the evidence was made at commit {own_sha}, not at the run's sha {sha}"
+        )
     rows = _rows(evidence, problems)
     problems.raise_if_any()
     return _Parsed(rows, evidence.outcomes, evidence.counts(), evidence.exit, evidence.meta)

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 CHUNK_SIZE = 1 << 16
+# The start of the content kept apart, inflated: the evidence's meta is judged from it before
+# the run is stored (the plugin writes meta before the records).
+HEAD_SIZE = 1 << 16
 # gzip framing for zlib (header and CRC trailer), as gzip(1) writes and reads it.
 _GZIP_WBITS = 16 + zlib.MAX_WBITS
 # Level 1: uploads are stored once and read once or twice; the speed matters more than the
@@ -62,6 +65,7 @@ class ReceivedBody:
     raw: bytes
     sha256: str
     size: int
+    head: bytes = b""
 
 
 def content_coding(header: str | None) -> str | None:
@@ -94,14 +98,17 @@ def _read_plain(stream: Readable, *, max_bytes: int) -> ReceivedBody:
     compressor = zlib.compressobj(STORE_LEVEL, zlib.DEFLATED, _GZIP_WBITS)
     stored: list[bytes] = []
     size = 0
+    head = b""
     while chunk := stream.read(CHUNK_SIZE):
         size += len(chunk)
         if size > max_bytes:
             raise _too_large(max_bytes, "(the upload limit)")
         digest.update(chunk)
+        if len(head) < HEAD_SIZE:
+            head += chunk[: HEAD_SIZE - len(head)]
         stored.append(compressor.compress(chunk))
     stored.append(compressor.flush())
-    return ReceivedBody(raw=b"".join(stored), sha256=digest.hexdigest(), size=size)
+    return ReceivedBody(raw=b"".join(stored), sha256=digest.hexdigest(), size=size, head=head)
 
 
 class _Inflater:
@@ -111,6 +118,7 @@ class _Inflater:
         self.max_decompressed = max_decompressed
         self.digest = hashlib.sha256()
         self.size = 0
+        self.head = b""
         self.member = zlib.decompressobj(_GZIP_WBITS)
         # True between members: only NUL padding or the start of another member may follow.
         self.between = False
@@ -146,6 +154,8 @@ class _Inflater:
         if self.size > self.max_decompressed:
             raise _too_large(self.max_decompressed, "once decompressed (the decompressed limit)")
         self.digest.update(out)
+        if len(self.head) < HEAD_SIZE:
+            self.head += out[: HEAD_SIZE - len(self.head)]
 
     def finish(self) -> None:
         if not self.between:
@@ -166,5 +176,8 @@ def _read_gzip(stream: Readable, *, max_bytes: int, max_decompressed: int) -> Re
         return ReceivedBody(raw=b"", sha256=inflater.digest.hexdigest(), size=0)
     inflater.finish()
     return ReceivedBody(
-        raw=b"".join(stored), sha256=inflater.digest.hexdigest(), size=inflater.size
+        raw=b"".join(stored),
+        sha256=inflater.digest.hexdigest(),
+        size=inflater.size,
+        head=inflater.head,
     )

@@ -497,3 +497,53 @@ def test_a_malformed_subtest_mark_is_refused(
     (problem,) = caught.value.problems
     assert problem.where == where
     assert message in problem.message
+
+
+# --- meta before the records --------------------------------------------------------------
+
+
+def test_meta_is_read_from_the_first_bytes_when_it_precedes_the_records() -> None:
+    from freezedebt_ci.evidence import meta_from_prefix
+
+    document = {
+        "format": "freezedebt-evidence/1",
+        "exit": 1,
+        "meta": {"sha": "ab" * 20, "nested": {"a": [1, 2]}},
+        "records": [rec(f"t.py::t{i}", "passed") for i in range(1000)],
+    }
+    text = json.dumps(document, indent=1).encode()
+    assert meta_from_prefix(b"\xef\xbb\xbf" + text[:300]) == document["meta"]
+    # meta after the records, or cut off, or no object at all: not known from the prefix
+    after = json.dumps({"exit": 0, "records": [], "meta": {"sha": "x"}}).encode()
+    assert meta_from_prefix(after) is None
+    assert meta_from_prefix(text[:60]) is None
+    assert meta_from_prefix(b"<testsuite/>") is None
+    assert meta_from_prefix(b'{"meta": 3, "records": []}') is None
+    assert meta_from_prefix(b"") is None
+
+
+@pytest.mark.parametrize(
+    ("own", "given", "conflict"),
+    [
+        ("ab" * 20, "ab" * 20, None),
+        ("ab" * 20, "abababa", None),
+        ("ABABABAB", "ab" * 20, None),
+        ("cd" * 20, "ab" * 20, "cd" * 20),
+        ("", "ab" * 20, None),
+        (7, "ab" * 20, None),
+    ],
+)
+def test_a_sha_conflict_is_another_commit_not_an_abbreviation(
+    own: object, given: str, conflict: str | None
+) -> None:
+    from freezedebt_ci.evidence import sha_conflict
+
+    assert sha_conflict({"sha": own}, given) == conflict
+    assert sha_conflict({}, given) is None
+
+
+def test_meta_from_a_hostile_prefix_is_unknown_not_an_error() -> None:
+    from freezedebt_ci.evidence import meta_from_prefix
+
+    assert meta_from_prefix(b'{"exit": ' + b"9" * 5000 + b', "meta": {}}') is None
+    assert meta_from_prefix(b'{"meta": ' + b"[" * 100_000) is None

@@ -1,6 +1,7 @@
 import gzip
 import hashlib
 import io
+import json
 import tracemalloc
 
 import pytest
@@ -596,3 +597,54 @@ def test_reader_inflates_highly_compressed_content_exactly():
     )
     assert received.size == len(content)
     assert received.sha256 == hashlib.sha256(content).hexdigest()
+
+
+# --- the evidence's own sha ---------------------------------------------------------------
+
+OTHER_SHA = "9" * 40
+
+
+def plugin_evidence(meta_sha: str, *, meta_first: bool = True) -> bytes:
+    """Evidence as the plugin writes it: meta before the records (or, meta_first=False, after)."""
+    records = [record("tests/test_a.py::test_x")]
+    meta = {"sha": meta_sha, "python": "3.12.1"}
+    document = (
+        {"format": "freezedebt-evidence/1", "exit": 0, "meta": meta, "records": records}
+        if meta_first
+        else {"exit": 0, "records": records, "meta": meta}
+    )
+    return json.dumps(document).encode()
+
+
+@pytest.mark.parametrize("encode", [lambda body: body, gzipped], ids=["plain", "gzip"])
+def test_evidence_made_at_another_commit_is_a_409_naming_both_shas(upload, encode):
+    extra = {"HTTP_CONTENT_ENCODING": "gzip"} if encode is gzipped else {}
+    response = upload(encode(plugin_evidence(OTHER_SHA)), **extra)
+    assert response.status_code == 409
+    body = _error(response)
+    assert body["code"] == "conflict"
+    assert OTHER_SHA in body["message"] and SHA in body["message"]
+    assert body["details"] == {"sha": SHA, "meta_sha": OTHER_SHA}
+    _nothing_stored()
+
+
+def test_evidence_of_the_same_commit_abbreviated_either_way_is_accepted(upload):
+    assert upload(plugin_evidence(SHA)).status_code == 202
+    assert upload(plugin_evidence(SHA[:12]), query={"sha": SHA, "attempt": 2}).status_code == 202
+    response = upload(plugin_evidence(SHA), query={"sha": SHA[:10], "attempt": 3})
+    assert response.status_code == 202
+    assert Run.objects.filter(status=Run.Status.READY).count() == 3
+
+
+def test_evidence_whose_meta_follows_the_records_is_rejected_when_parsed(upload):
+    response = upload(plugin_evidence(OTHER_SHA, meta_first=False))
+    assert response.status_code == 202
+    run = Run.objects.get()
+    assert run.status == Run.Status.REJECTED
+    assert run.reasons == [
+        {
+            "path": "$.meta.sha",
+            "message": f"the evidence was made at commit {OTHER_SHA}, not at the run's sha {SHA}",
+        }
+    ]
+    assert not TestResult.objects.exists()

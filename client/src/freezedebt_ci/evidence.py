@@ -14,6 +14,7 @@ whole still decides.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -274,6 +275,50 @@ def _record_problems(
         problems.add(f"{where}.when", f"expected setup, call or teardown, got {when!r}")
     if type(xfail) is not bool:
         problems.add(f"{where}.xfail", f"expected true or false, got {xfail!r}")
+
+
+def meta_from_prefix(data: bytes) -> dict[str, Any] | None:
+    """The ``meta`` object of evidence JSON read from the first bytes of the document alone,
+    or None when those bytes do not hold it whole before ``records`` (the plugin writes it
+    first, so a server can judge it before reading the rest)."""
+    try:
+        text = data.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "ignore")
+    except UnicodeDecodeError:  # pragma: no cover - "ignore" never raises
+        return None
+    decoder = json.JSONDecoder()
+    position = len(text) - len(text.lstrip())
+    if text[position : position + 1] != "{":
+        return None
+    position += 1
+    try:
+        while True:
+            while text[position : position + 1] in (" ", "\t", "\r", "\n", ","):
+                position += 1
+            key, position = decoder.raw_decode(text, position)
+            if not isinstance(key, str):
+                return None
+            while text[position : position + 1] in (" ", "\t", "\r", "\n"):
+                position += 1
+            if text[position : position + 1] != ":" or key == "records":
+                return None
+            position += 1
+            while text[position : position + 1] in (" ", "\t", "\r", "\n"):
+                position += 1
+            value, position = decoder.raw_decode(text, position)
+            if key == "meta":
+                return value if isinstance(value, dict) else None
+    except (ValueError, RecursionError, TypeError):  # hostile JSON too (huge numbers)
+        return None
+
+
+def sha_conflict(meta: Mapping[str, Any], sha: str) -> str | None:
+    """The evidence's own ``meta.sha`` when it names another commit than ``sha`` (one may be
+    an abbreviation of the other), else None."""
+    own = meta.get("sha")
+    if not isinstance(own, str) or not own.strip():
+        return None
+    a, b = own.strip().lower(), sha.strip().lower()
+    return None if a.startswith(b) or b.startswith(a) else own
 
 
 def parse_evidence(
