@@ -3,6 +3,7 @@
 from typing import Any
 
 from django.conf import settings
+from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
@@ -20,8 +21,11 @@ from evidence import patch_selectors as selectors
 from evidence.api import NON_EMPTY_TEXT
 from evidence.authentication import READ_AUTHENTICATION, UPLOAD_AUTHENTICATION
 from evidence.permissions import HasScope, IsSignedInUser
+from evidence.reports import rules_policy
 from evidence.throttles import UploadTokenRateThrottle
 from freezedebt_ci.errors import InputError
+from freezedebt_ci.hygiene import freeze_problems
+from freezedebt_ci.ledger import Freeze as LedgerFreeze
 from freezedebt_ci.policy import DEFAULT_LEDGER_PATH
 from ledger.governance import GovernanceConflict, governance_sync
 from ledger.models import GovernanceFile, Policy
@@ -66,6 +70,16 @@ class LedgerApi(APIView):
             help_text="opened / renewed / retired / edited, with silent and chain; "
             "empty when the version was stored already.",
         )
+        invalid = serializers.ListField(
+            child=serializers.DictField(),
+            help_text="Each invalid freeze of the version under the repository's policy: "
+            "{freeze, problems}. The version is stored all the same (it is the default "
+            "branch's); reports block on these as invalid-freeze.",
+        )
+        expired = serializers.ListField(
+            child=serializers.DictField(),
+            help_text="Each freeze of the version whose expiry is past: {freeze, expires}.",
+        )
 
     @extend_schema(
         operation_id="ledger_sync",
@@ -106,9 +120,22 @@ class LedgerApi(APIView):
             raise ValidationError({"ledger": [p.as_dict() for p in exc.problems]}) from None
         except LedgerConflict as exc:
             raise Conflict(str(exc)) from None
+        freezes = [LedgerFreeze.from_dict(item) for item in synced.version.freezes]
+        policy = rules_policy(repository)
+        today = timezone.localdate()
         body = {
             "version": synced.version.pk,
             "events": [event.as_dict() for event in synced.events],
+            "invalid": [
+                {"freeze": freeze.id, "problems": problems}
+                for freeze in freezes
+                if (problems := freeze_problems(freeze, policy))
+            ],
+            "expired": [
+                {"freeze": freeze.id, "expires": freeze.expires.isoformat()}
+                for freeze in freezes
+                if freeze.is_expired(today) and freeze.expires is not None
+            ],
         }
         return Response(
             self.OutputSerializer(body).data,

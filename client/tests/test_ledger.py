@@ -186,9 +186,12 @@ def test_freezes_come_back_sorted_by_id() -> None:
     assert [f.id for f in parse_ledger(text)] == ["FRZ-1", "FRZ-10", "FRZ-9"]
 
 
-def test_unknown_keys_are_ignored() -> None:
-    (freeze,) = parse_ledger(toml_entry(ticket='"JIRA-1"'))
+def test_fields_of_a_teams_own_start_with_x_and_are_ignored() -> None:
+    # Before unknown fields were refused, any key was ignored; a team's own now say so.
+    (freeze,) = parse_ledger(toml_entry(x_ticket='"JIRA-1"'))
     assert freeze.id == "FRZ-1"
+    (freeze,) = parse_ledger(json.dumps([{**ENTRIES[0], "x-ticket": "JIRA-1"}]))
+    assert freeze.id == ENTRIES[0]["id"]
 
 
 def test_freeze_dict_round_trip() -> None:
@@ -249,7 +252,7 @@ def test_freeze_not_a_table_list_is_refused() -> None:
 
 
 def test_entry_not_an_object_is_refused() -> None:
-    assert bad('["FRZ-1"]'.replace('"FRZ-1"', '{"a": 1}, 3')).problems[0].where == "$[1]"
+    assert bad('["FRZ-1"]'.replace('"FRZ-1"', '{"x_a": 1}, 3')).problems[0].where == "$[1]"
 
 
 @pytest.mark.parametrize(
@@ -457,3 +460,57 @@ def test_event_as_dict_is_json_ready() -> None:
 )
 def test_expiry_status_boundaries(expires: dt.date | None, status: str) -> None:
     assert expiry_status(expires, dt.date(2026, 11, 30)) == status
+
+
+# --- mistakes caught where they are made ----------------------------------------------------
+
+
+def test_a_misspelt_field_is_refused_with_did_you_mean_and_its_line() -> None:
+    text = "# the ledger\n\n" + toml_entry() + "\n" + toml_entry(id='"FRZ-2"', expirse="2026-11-20")
+    error = bad(text)
+    (problem,) = error.problems
+    assert problem.where == "freeze[1].expirse"
+    line = text.splitlines().index("expirse = 2026-11-20") + 1
+    assert problem.message == f"unknown field 'expirse': did you mean 'expires'? (line {line})"
+
+
+def test_an_unknown_field_with_no_near_name_lists_the_fields() -> None:
+    (problem,) = bad(toml_entry(ticket='"JIRA-1"')).problems
+    assert problem.message.startswith("unknown field 'ticket': a freeze has id, test, nodeid,")
+    assert "fields of your own start with x_" in problem.message
+    assert problem.message.endswith("(line 9)")
+
+
+def test_json_field_problems_name_their_line() -> None:
+    entries = [dict(ENTRIES[0]), {**ENTRIES[0], "id": "FRZ-2", "ownr": "x", "opened": "soon"}]
+    text = json.dumps(entries, indent=2)
+    lines = text.splitlines()
+    error = bad(text)
+    by_where = {p.where: p.message for p in error.problems}
+    ownr = next(i for i, line in enumerate(lines, 1) if '"ownr"' in line)
+    opened = [i for i, line in enumerate(lines, 1) if '"opened"' in line][1]
+    assert by_where["$[1].ownr"] == f"unknown field 'ownr': did you mean 'owner'? (line {ownr})"
+    assert by_where["$[1].opened"] == f"expected a date as YYYY-MM-DD, got 'soon' (line {opened})"
+
+
+@pytest.mark.parametrize(
+    ("value", "line"),
+    [("2026-2-3", 7), ("2026-13-01", 7), ("26-11-10", 7), ("2026-02-30", 7)],
+)
+def test_a_toml_date_written_wrongly_says_date_and_its_line(value: str, line: int) -> None:
+    (problem,) = bad(toml_entry(expires=value)).problems
+    assert problem.where == f"line {line}"
+    assert "date" in problem.message
+    assert problem.message.startswith(f"expires = {value} is not a date") or (
+        "Invalid date" in problem.message
+    )
+
+
+def test_a_quoted_toml_date_says_date_and_its_line() -> None:
+    (problem,) = (
+        bad(toml_entry(opened='"2026-11-01"x')).problems
+        if False
+        else bad(toml_entry(opened='"yesterday"')).problems
+    )
+    assert problem.where == "freeze[0].opened"
+    assert problem.message == "expected a date as YYYY-MM-DD, got 'yesterday' (line 6)"

@@ -936,3 +936,48 @@ def test_truncate_text_keeps_within_the_limit_and_whole_characters(text: str, li
 
 def test_truncate_text_replaces_what_utf8_cannot_carry() -> None:
     assert truncate_text("a\udcffb") == "a?b"
+
+
+def test_the_run_names_every_invalid_and_expired_freeze(pytester: pytest.Pytester) -> None:
+    make_frozen(pytester)
+    (pytester.path / "ledger.toml").write_text(
+        # a date in the past year: expired, and before it was opened
+        freeze_toml("FRZ-001", F + "test_expired", expires="2029-01-20")
+        + freeze_toml("FRZ-002", F + "test_clean")
+        .replace('reason = "connection reset by the sandbox network"', 'reason = "assert x == 1"')
+        .replace('class = "network-dependent"\n', "")
+    )
+    result = run(
+        pytester,
+        "-q",
+        "--freeze-ledger",
+        "ledger.toml",
+        "--freeze-today",
+        "2030-01-15",
+        F + "test_clean",
+    )
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(
+        [
+            "freezedebt: invalid freeze FRZ-001: expires before it was opened",
+            "freezedebt: expired freeze FRZ-001: expired on 2029-01-20, so "
+            "test_frozen.py::test_expired runs unfrozen",
+            "freezedebt: invalid freeze FRZ-002: runs 62 days, more than the 14 days policy "
+            "allows; reason is an assertion message, not an environmental signal",
+        ]
+    )
+
+
+def test_a_misspelt_ledger_field_stops_the_run_naming_its_line(pytester: pytest.Pytester) -> None:
+    make_frozen(pytester)
+    (pytester.path / "ledger.toml").write_text(
+        freeze_toml("FRZ-001", F + "test_flaky_network").replace("expires =", "expirse =")
+    )
+    result = run(pytester, "--freeze-ledger", "ledger.toml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: --freeze-ledger: *ledger.toml: freeze[[]0[]].expirse: "
+            "unknown field 'expirse': did you mean 'expires'? (line 7)"
+        ]
+    )

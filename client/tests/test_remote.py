@@ -992,6 +992,31 @@ def test_ledger_push_sends_toml(
     assert "renewed FRZ-009 (silent renewal" in out
 
 
+def test_ledger_push_prints_every_invalid_and_expired_freeze(
+    server: FakeServer, clock: FakeClock, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "freeze_ledger.toml"
+    path.write_text(LEDGER_TOML, encoding="utf-8")
+    answer = {
+        "version": 5,
+        "events": [],
+        "invalid": [
+            {"freeze": "FRZ-014", "problems": ["expires before it was opened"]},
+            {"freeze": "FRZ-020", "problems": ["missing required field 'reason'", "x"]},
+        ],
+        "expired": [{"freeze": "FRZ-014", "expires": "2025-12-01"}],
+    }
+    server.add("PUT", "/api/v1/ledger", Reply(201, answer))
+    code = main(["ledger", "push", str(path), "--sha", HEAD, "--url", server.url, "--token", TOKEN])
+    out, err = capsys.readouterr()
+    assert code == 0, err  # stored: the default branch's ledger is the truth
+    assert out.splitlines()[1:] == [
+        "invalid freeze FRZ-014: expires before it was opened",
+        "invalid freeze FRZ-020: missing required field 'reason'; x",
+        "expired freeze FRZ-014: expired on 2025-12-01",
+    ]
+
+
 def test_ledger_push_json_unchanged(
     server: FakeServer, clock: FakeClock, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

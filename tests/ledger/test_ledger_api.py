@@ -55,7 +55,7 @@ def test_same_ledger_for_the_same_commit_answers_200_unchanged(api_client, ledge
     first = put(api_client, ledger_token, freeze_toml()).json()
     again = put(api_client, ledger_token, freeze_toml())
     assert again.status_code == 200
-    assert again.json() == {"version": first["version"], "events": []}
+    assert again.json() == {"version": first["version"], "events": [], "invalid": [], "expired": []}
     assert LedgerVersion.objects.count() == 1
 
 
@@ -204,3 +204,35 @@ def test_anonymous_cannot_list_freezes(client, db):
     response = client.get(FREEZES_URL)
     assert response.status_code == 401
     assert response["WWW-Authenticate"].startswith("Bearer")
+
+
+def test_a_stored_ledger_answers_with_every_invalid_and_expired_freeze(api_client, ledger_token):
+    # A date in the past year: expired, and expiring before it was opened.
+    body = freeze_toml("FRZ-1", opened="2026-11-20", expires="2025-11-27") + freeze_toml(
+        "FRZ-2", reason="assert total == 3"
+    )
+    response = put(api_client, ledger_token, body)
+    assert response.status_code == 201
+    answer = response.json()
+    assert answer["invalid"] == [
+        {"freeze": "FRZ-1", "problems": ["expires before it was opened"]},
+        {
+            "freeze": "FRZ-2",
+            "problems": ["reason is an assertion message, not an environmental signal"],
+        },
+    ]
+    assert answer["expired"] == [{"freeze": "FRZ-1", "expires": "2025-11-27"}]
+    assert LedgerVersion.objects.count() == 1  # stored all the same
+
+
+def test_a_misspelt_field_is_refused_with_its_line_and_nothing_stored(api_client, ledger_token):
+    body = freeze_toml("FRZ-1").replace("expires =", "expirse =")
+    response = put(api_client, ledger_token, body)
+    assert response.status_code == 400
+    (problem,) = error(response)["details"]["ledger"]
+    line = body.splitlines().index("expirse = 2026-12-04") + 1
+    assert problem == {
+        "path": "freeze[0].expirse",
+        "message": f"unknown field 'expirse': did you mean 'expires'? (line {line})",
+    }
+    assert not LedgerVersion.objects.exists()

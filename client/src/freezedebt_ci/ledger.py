@@ -7,20 +7,23 @@ Shapes accepted (SPEC 4.3):
 * JSON as a map keyed by node id (``{"tests/a.py::t": {"covers": [...], ...}}``), where the
   freeze id defaults to the node id.
 
-Structural faults (syntax, wrong types, bad dates, bad path patterns, duplicate ids) make the
-ledger unreadable. A freeze that merely lacks a required field is kept, with the fields it
-lacks in ``missing``, so the report can name it as an ``invalid-freeze``.
+Structural faults (syntax, wrong types, bad dates, bad path patterns, duplicate ids, unknown
+fields) make the ledger unreadable, and each names its line. A freeze that merely lacks a
+required field is kept, with the fields it lacks in ``missing``, so the report can name it as
+an ``invalid-freeze``. Fields of a team's own start with ``x_`` (``x_ticket``) and are ignored.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import json
 import re
 import tomllib
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +54,86 @@ _STRING_FIELDS = {
 }
 _DATE_FIELDS = {"opened": "opened", "expires": "expires", "until": "expires"}
 _DATE_SHAPE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+#: Every field a freeze may have (SPEC 4.3); others are refused unless they start with x_.
+FIELDS = (*_STRING_FIELDS, *_DATE_FIELDS, "covers", "blocks_symbols", "allowed_in_merge")
+OWN_FIELD_PREFIXES = ("x_", "x-")
+_TOML_TABLE = re.compile(r"^\s*\[")
+_TOML_FREEZE = re.compile(r"^\s*\[\[\s*freeze\s*\]\]")
+_TOML_KEY = re.compile(r'^\s*("(?:[^"\\]|\\.)*"|[A-Za-z0-9_-]+)\s*=')
+_TOML_AT = re.compile(r"\(at line (\d+), column (\d+)\)")
+_JSON_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:')
+
+#: The line of a field: (index of its freeze in the file, field name) -> line number.
+Locate = Callable[[int, str], "int | None"]
+
+
+def _toml_lines(text: str) -> Locate:
+    """Lines of the keys of each ``[[freeze]]`` table (tomllib keeps no positions)."""
+    lines: dict[tuple[int, str], int] = {}
+    index = -1
+    inside = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        if _TOML_FREEZE.match(line):
+            index += 1
+            inside = True
+        elif _TOML_TABLE.match(line):
+            inside = False
+        elif inside and (match := _TOML_KEY.match(line)):
+            key = match.group(1).strip('"')
+            lines.setdefault((index, key), number)
+    return lambda index, key: lines.get((index, key))
+
+
+def _json_lines(text: str, entries: Sequence[Any]) -> Locate:
+    """Lines of the fields of each freeze object: the n-th freeze holding a field has the n-th
+    ``"field":`` of the text (a freeze's fields hold no objects of their own)."""
+    found: dict[str, list[int]] = {}
+    for match in _JSON_KEY.finditer(text):
+        found.setdefault(match.group(1), []).append(text.count("\n", 0, match.start()) + 1)
+    lines: dict[tuple[int, str], int] = {}
+    seen: Counter[str] = Counter()
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, Mapping):
+            continue
+        for key in entry:
+            numbers = found.get(key, [])
+            if seen[key] < len(numbers):
+                lines[(index, key)] = numbers[seen[key]]
+            seen[key] += 1
+    return lambda index, key: lines.get((index, key))
+
+
+def _at(line: int | None) -> str:
+    return f" (line {line})" if line else ""
+
+
+def _unknown_field(key: str) -> str:
+    close = difflib.get_close_matches(key, FIELDS, n=1, cutoff=0.7)
+    if close:
+        return f"unknown field {key!r}: did you mean {close[0]!r}?"
+    return (
+        f"unknown field {key!r}: a freeze has {', '.join(FIELDS)} "
+        f"(fields of your own start with {OWN_FIELD_PREFIXES[0]})"
+    )
+
+
+def _toml_error(exc: tomllib.TOMLDecodeError, text: str) -> tuple[str, str]:
+    """Where and what of a TOML syntax error; a date written wrongly says so."""
+    message = str(exc)
+    at = _TOML_AT.search(message)
+    if at is None:
+        return "", f"invalid TOML: {message}"
+    number = int(at.group(1))
+    lines = text.splitlines()
+    line = lines[number - 1] if 0 < number <= len(lines) else ""
+    key, _, value = line.partition("=")
+    if key.strip() in _DATE_FIELDS:
+        return (
+            f"line {number}",
+            f"{key.strip()} = {value.strip()} is not a date: write the date as YYYY-MM-DD, "
+            f"unquoted (invalid TOML: {message})",
+        )
+    return f"line {number}", f"invalid TOML: {message}"
 
 
 class _JSONObject(dict[str, Any]):
@@ -166,7 +249,12 @@ def _as_date(value: Any) -> dt.date | None:
 
 
 def _freeze_from_entry(
-    entry: Any, where: str, problems: ProblemCollector, *, default_id: str | None = None
+    entry: Any,
+    where: str,
+    problems: ProblemCollector,
+    *,
+    default_id: str | None = None,
+    line: Callable[[str], int | None] = lambda key: None,
 ) -> Freeze | None:
     if not isinstance(entry, Mapping):
         problems.add(where, "expected a table/object describing one freeze")
@@ -178,13 +266,15 @@ def _freeze_from_entry(
         here = f"{where}.{key}"
         if key in _STRING_FIELDS:
             if not isinstance(value, str):
-                problems.add(here, f"expected a string, got {type(value).__name__}")
+                problems.add(here, f"expected a string, got {type(value).__name__}{_at(line(key))}")
             elif value.strip():
                 values[_STRING_FIELDS[key]] = value.strip()
         elif key in _DATE_FIELDS:
             day = _as_date(value)
             if day is None:
-                problems.add(here, f"expected a date as YYYY-MM-DD, got {_shown(value)}")
+                problems.add(
+                    here, f"expected a date as YYYY-MM-DD, got {_shown(value)}{_at(line(key))}"
+                )
             values[_DATE_FIELDS[key]] = day
         elif key == "covers":
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -205,7 +295,9 @@ def _freeze_from_entry(
                 problems.add(here, "expected true or false")
                 continue
             values["allowed_in_merge"] = value
-        # Any other key is kept in the file and ignored here.
+        elif not str(key).startswith(OWN_FIELD_PREFIXES):
+            # A misspelt field would otherwise be dropped unseen (an "expirse" never expires).
+            problems.add(here, f"{_unknown_field(str(key))}{_at(line(key))}")
     missing = tuple(
         name
         for name in REQUIRED
@@ -268,7 +360,7 @@ def parse_ledger(data: bytes | str, *, source: str = "ledger") -> list[Freeze]:
         try:
             document = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            raise InputError.single(source, "", f"invalid TOML: {exc}") from None
+            raise InputError.single(source, *_toml_error(exc, text)) from None
         except (RecursionError, ValueError) as exc:
             # tomllib recurses per nested array and converts integers with int(): a deep or
             # over-long value is refused like JSON's, without the interpreter's wording.
@@ -278,11 +370,22 @@ def parse_ledger(data: bytes | str, *, source: str = "ledger") -> list[Freeze]:
         if not isinstance(tables, list):
             raise InputError.single(source, "freeze", "expected [[freeze]] tables")
         entries = [(f"freeze[{i}]", entry, None) for i, entry in enumerate(tables)]
+    locate = (
+        _json_lines(text, [entry for _, entry, _ in entries])
+        if entries and entries[0][0].startswith("$")
+        else _toml_lines(text)
+    )
     freezes: dict[str, Freeze] = {}
-    for where, entry, default_id in entries:
+    for index, (where, entry, default_id) in enumerate(entries):
         for key in getattr(entry, "duplicates", ()):
             problems.add(f"{where}.{key}", "duplicate key: which value counts is ambiguous")
-        freeze = _freeze_from_entry(entry, where, problems, default_id=default_id)
+        freeze = _freeze_from_entry(
+            entry,
+            where,
+            problems,
+            default_id=default_id,
+            line=partial(locate, index),
+        )
         if freeze is None:
             continue
         if freeze.id in freezes:

@@ -36,8 +36,10 @@ import pytest
 
 from .errors import InputError
 from .evidence import FORMAT, SUBTEST_FIELD
+from .hygiene import freeze_problems
 from .junit import JUNIT_XPASS_PROPERTY
 from .ledger import Freeze, parse_ledger
+from .policy import Policy
 from .signatures import failure_signature
 
 #: Failure text kept per record, in UTF-8 bytes (SPEC 4.1).
@@ -186,6 +188,23 @@ def subtest_mark(report: object) -> dict[str, Any] | None:
     return {"msg": None if msg is None else str(msg), "params": params}
 
 
+def ledger_notes(freezes: Sequence[Freeze], today: dt.date) -> list[str]:
+    """A line for each invalid freeze (judged by the default policy) with its reasons, and for
+    each expired one."""
+    notes = []
+    policy = Policy()
+    for freeze in freezes:
+        problems = freeze_problems(freeze, policy)
+        if problems:
+            notes.append(f"invalid freeze {freeze.id}: {'; '.join(problems)}")
+        if freeze.is_expired(today) and freeze.expires is not None:
+            notes.append(
+                f"expired freeze {freeze.id}: expired on {freeze.expires.isoformat()}, so "
+                f"{freeze.test or 'its test'} runs unfrozen"
+            )
+    return notes
+
+
 def freeze_reason(freeze: Freeze) -> str:
     expires = freeze.expires.isoformat() if freeze.expires else "?"
     return f"frozen {freeze.id} until {expires} ({freeze.owner or 'no owner'})"
@@ -230,6 +249,9 @@ class FreezeDebtSession:
             except InputError as exc:
                 raise pytest.UsageError(f"--freeze-ledger: {exc}") from None
             self.ledger_sha256 = hashlib.sha256(data).hexdigest()
+        # Every invalid or expired freeze is named at the end of the run: a ledger mistake
+        # (a date in the past year, a missing reason) must not pass silently.
+        self.ledger_notes = ledger_notes(self.freezes, self.today)
         # Active freezes by node id; an expired or dateless freeze is not applied.
         self.skips: dict[str, Freeze] = {}
         self.signatures: dict[str, list[Freeze]] = {}
@@ -465,7 +487,11 @@ class FreezeDebtSession:
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.is_worker or self.evidence_path is None:
+        if self.is_worker:
+            return
+        for note in self.ledger_notes:
+            terminalreporter.write_line(f"freezedebt: {note}", yellow=True)
+        if self.evidence_path is None:
             return
         if self.write_error:
             terminalreporter.write_line(f"freezedebt: ERROR: {self.write_error}", red=True)

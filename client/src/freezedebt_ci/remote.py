@@ -552,6 +552,14 @@ def _cmd_ledger_push(args: argparse.Namespace) -> int:
         print(f"ledger version {stored['version']} stored ({len(events)} events)")
     for event in events if isinstance(events, list) else []:
         print(f"  {_describe_event(event)}")
+    # Stored all the same (the default branch's ledger is the truth), but said out loud: a
+    # mistake in the ledger otherwise shows only as blocked patches later.
+    for item in _list_of_objects(stored.get("invalid")):
+        problems = item.get("problems")
+        why = "; ".join(map(str, problems)) if isinstance(problems, list) else "invalid"
+        print(f"invalid freeze {item.get('freeze')}: {why}")
+    for item in _list_of_objects(stored.get("expired")):
+        print(f"expired freeze {item.get('freeze')}: expired on {item.get('expires')}")
     for kind, path in (("fixture-lock", args.fixture_lock), ("oracle-map", args.oracle_map)):
         if path:
             _push_governance(client, kind, path, args.sha)
@@ -573,6 +581,10 @@ def _push_governance(client: Client, kind: str, path: str, sha: str) -> None:
     stored = _object(answer, f"a {kind} version", "version")
     state = "unchanged" if answer.status == 200 else "stored"
     print(f"{kind} {state}: version {stored['version']} (sha256 {str(stored.get('sha256'))[:12]})")
+
+
+def _list_of_objects(value: Any) -> list[dict[str, Any]]:
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
 LEDGER_EXAMPLE = f"""example (in the default branch's protected CI, with a ledger-scoped token):
