@@ -668,6 +668,10 @@ def patch_detail(*, user, repository_slug: str, patch_id: int) -> dict[str, Any]
         "verdict": report.verdict if report else Report.Verdict.PENDING,
         "computed_at": report.computed_at if report else None,
         "problems": problems,
+        # Who must act: the patch's own problems, and those inherited from the ledger.
+        "own_problems": [p for p in problems if p.get("origin") != "ledger"],
+        "inherited_problems": [p for p in problems if p.get("origin") == "ledger"],
+        "pending_reason": body.get("pending_reason"),
         "figures": figures,
         "new_skips": body.get("new_skips", []),
         "retired_skips": body.get("retired_skips", []),

@@ -17,7 +17,7 @@ from freezedebt_ci import cli
 from freezedebt_ci.changes import parse_name_status
 from freezedebt_ci.evidence import read_evidence
 from freezedebt_ci.ledger import read_ledger
-from freezedebt_ci.report import compute_report
+from freezedebt_ci.report import ACTIONS, compute_report
 
 FROZEN = "tests/test_pricing.py::test_rounding_boundary"
 CHECK = "tests/property/test_rounding.py::test_fee_monotonic"
@@ -128,6 +128,9 @@ def test_seed_trace_plus_two_over_a_frozen_file_blocks(
             "severity": "block",
             "message": "src/pricing/rounding.py is guarded only by frozen FRZ-014",
             "items": ["src/pricing/rounding.py"],
+            "origin": "patch",
+            "owners": ["finley"],
+            "action": ACTIONS["frozen-surface"],
         }
     ]
     pricing = next(row for row in report["per_file"] if row["file"] == "tests/test_pricing.py")

@@ -13,7 +13,7 @@ from freezedebt_ci.changes import Change
 from freezedebt_ci.evidence import Evidence, evidence_from_json
 from freezedebt_ci.ledger import Freeze
 from freezedebt_ci.policy import Policy
-from freezedebt_ci.report import compute_report, file_of, report_json
+from freezedebt_ci.report import ACTIONS, compute_report, file_of, report_json
 from freezedebt_ci.summary import markdown_summary, text_summary
 
 TODAY = dt.date(2026, 11, 5)
@@ -250,6 +250,9 @@ def test_frozen_surface_hit_on_exact_path_blocks() -> None:
         "severity": "block",
         "message": "src/pricing/rounding.py is guarded only by frozen FRZ-014",
         "items": ["src/pricing/rounding.py"],
+        "origin": "patch",
+        "owners": ["finley"],
+        "action": ACTIONS["frozen-surface"],
     }
     assert rep["verdict"] == "block"
 
@@ -426,7 +429,16 @@ def test_report_has_exactly_the_spec_keys_in_order() -> None:
             "lost",
         ]
     for problem in rep["problems"]:
-        assert list(problem) == ["code", "severity", "message", "items"]
+        assert list(problem) == [
+            "code",
+            "severity",
+            "message",
+            "items",
+            # added after SPEC 5.8's list: who must act, and what to do
+            "origin",
+            "owners",
+            "action",
+        ]
         assert problem["severity"] in ("block", "warn")
 
 
@@ -520,3 +532,60 @@ def test_head_failed_counts_tests_and_files_that_could_not_be_collected_apart() 
         "the head run exited with status 2 (2 failed tests, 1 file that could not be collected)"
     )
     assert problem["items"] == ["pkg/test_broken.py", "t.py::b", "t.py::c"]
+
+
+# --- who must act ---------------------------------------------------------------------------
+
+
+def test_every_problem_says_whose_it_is_and_what_to_do() -> None:
+    base, head = seed_runs()
+    expired = freeze(
+        id="FRZ-001", owner="ops", expires=dt.date(2026, 11, 1), reason="assert total == 3"
+    )
+    rep = report(base, head, [freeze(), expired], [Change("src/pricing/rounding.py")])
+    by_code = {p["code"]: p for p in rep["problems"]}
+    assert set(by_code) == {"expired-freeze", "frozen-surface", "invalid-freeze"}
+    assert by_code["frozen-surface"]["origin"] == "patch"
+    assert by_code["frozen-surface"]["owners"] == ["finley"]
+    assert by_code["expired-freeze"]["origin"] == "ledger"
+    assert by_code["expired-freeze"]["owners"] == ["ops"]
+    assert by_code["expired-freeze"]["message"] == (
+        "the ledger holds 1 expired freeze: FRZ-001 (owner ops, expired 2026-11-01)"
+    )
+    assert by_code["invalid-freeze"]["origin"] == "ledger"
+    assert by_code["invalid-freeze"]["message"].startswith("FRZ-001 (owner ops): ")
+    for problem in rep["problems"]:
+        assert problem["action"] == ACTIONS[problem["code"]]
+
+
+def test_a_lost_test_that_is_a_new_skip_is_explained_as_that_skip() -> None:
+    base = run(["t.py::a", "t.py::b", "t.py::c", "t.py::d"])
+    head = run(["t.py::a"], failed=["t.py::b"], skipped=["t.py::c", "t.py::d"])
+    frozen_d = freeze(id="FRZ-D", test="t.py::d", expires=TODAY)
+    rep = report(base, head, [frozen_d])
+    by_code = {p["code"]: p for p in rep["problems"]}
+    assert by_code["unaccounted-skip"]["items"] == ["t.py::c"]
+    assert by_code["lost-tests"]["items"] == ["t.py::b", "t.py::c", "t.py::d"]  # the policy's
+    assert by_code["lost-tests"]["message"] == (
+        "3 tests passed on base and no longer pass: 1 now failing, "
+        "1 skipped by an active freeze, 1 skipped with no freeze (the unaccounted-skip problem)"
+    )
+
+
+def test_summaries_show_inherited_problems_apart_with_their_owners() -> None:
+    base, head = seed_runs()
+    expired = freeze(id="FRZ-001", owner="ops", expires=dt.date(2026, 11, 1))
+    rep = report(base, head, [freeze(), expired], [Change("src/pricing/rounding.py")])
+    markdown = markdown_summary(rep)
+    own_at = markdown.index("### Problems of this patch")
+    inherited_at = markdown.index("### Inherited from the ledger")
+    assert own_at < markdown.index("`frozen-surface`") < inherited_at
+    assert markdown.index("`expired-freeze`") > inherited_at
+    assert f"  - what to do: {ACTIONS['expired-freeze']} (owners: ops)" in markdown
+    text = text_summary(rep)
+    assert (
+        text.index("frozen-surface")
+        < text.index("inherited from the ledger")
+        < text.index("expired-freeze")
+    )
+    assert f"      what to do: {ACTIONS['frozen-surface']}" in text

@@ -16,6 +16,7 @@ from django.utils import timezone
 from dashboards.models import DebtSnapshot
 from dashboards.teams import team_create
 from evidence.models import TestResult
+from freezedebt_ci.report import ACTIONS
 from ledger.models import FreezeAction, FreezeEvent, PolicyChange
 from tests.factories import (
     FreezeEventFactory,
@@ -443,6 +444,63 @@ def test_per_file_delta_as_csv_keeps_the_order(client, world):
     lines = response.content.decode().splitlines()
     assert lines[0] == "file,base_passed,head_passed,delta,new_skips,retired_skips,lost"
     assert lines[1].startswith("tests/test_b.py,")
+
+
+def test_patch_report_shows_inherited_problems_apart_with_owner_and_what_to_do(client, world):
+    repository = world["billing"][0]
+    patch = PatchFactory(repository=repository)
+    own = {
+        "code": "lost-tests",
+        "severity": "block",
+        "message": "1 test passed on base and no longer pass: 1 now failing",
+        "items": ["tests/test_b.py::test_expensive"],
+        "origin": "patch",
+        "owners": [],
+        "action": ACTIONS["lost-tests"],
+    }
+    inherited = {
+        "code": "expired-freeze",
+        "severity": "block",
+        "message": "the ledger holds 1 expired freeze: FRZ-9 (owner ops, expired 2026-11-01)",
+        "items": ["FRZ-9"],
+        "origin": "ledger",
+        "owners": ["ops"],
+        "action": ACTIONS["expired-freeze"],
+    }
+    ReportFactory(
+        patch=patch, status="ready", verdict="block", body=report_body(problems=[inherited, own])
+    )
+    page = (
+        login(client, world["lead"])
+        .get(reverse("dashboards:patch", args=["billing", patch.pk]))
+        .content.decode()
+    )
+    own_at, inherited_at = page.index('id="problems"'), page.index('id="inherited"')
+    assert own_at < page.index("<code>lost-tests</code>") < inherited_at
+    assert page.index("<code>expired-freeze</code>") > inherited_at
+    assert f"<strong>What to do:</strong> {ACTIONS['lost-tests']}" in page
+    assert "(owner: ops)" in page
+    assert "2 blocking problems" in page  # the policy still counts the inherited one
+
+
+def test_a_pending_patch_says_why_in_the_reports_words(client, world):
+    repository = world["billing"][0]
+    patch = PatchFactory(repository=repository)
+    why = "no ready run of the base commit abc with no label yet; base runs exist with 'py311'"
+    ReportFactory(
+        patch=patch,
+        status="pending",
+        verdict="pending",
+        body=report_body(status="pending", verdict="pending", pending_reason=why),
+    )
+    page = (
+        login(client, world["lead"])
+        .get(reverse("dashboards:patch", args=["billing", patch.pk]))
+        .content.decode()
+    )
+    assert (
+        f"The report waits for a run: {why.replace(chr(39), '&#x27;')}. It is not a pass." in page
+    )
 
 
 def test_a_pending_patch_says_it_is_not_a_pass(client, world):

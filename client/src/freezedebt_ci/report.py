@@ -168,6 +168,72 @@ def exit_reason(status: int, failed: Iterable[str]) -> str:
     )
 
 
+#: Who a problem is for: the patch's own doing, or inherited from the ledger (its owners act).
+PATCH, LEDGER = "patch", "ledger"
+_INHERITED = frozenset(("expired-freeze", "invalid-freeze"))
+#: What to do about each problem, in a line.
+ACTIONS = {
+    "head-failed": "make the head run pass: fix the failing tests, or what failed around them",
+    "unaccounted-skip": "run the skipped tests again, or freeze each in the ledger (its own "
+    "reviewed commit) with an owner, a reason and an expiry",
+    "lost-tests": "make the lost tests pass on the head commit again, or restore the removed ones",
+    "frozen-surface": "add a compensating check that passes on the head run, or fix the frozen "
+    "test and retire its freeze before changing what it guards",
+    "expired-freeze": "the owner fixes the test and retires the freeze, or renews it with a new "
+    "reason, in a reviewed commit of the ledger",
+    "invalid-freeze": "the owner corrects the freeze in the ledger: every required field, an "
+    "environmental reason, and an expiry within the policy",
+    "ledger-in-patch": "move the ledger change into its own reviewed commit",
+    "environment-drift": "run base and head on the same image, lock file and Python",
+    "fixture-touched": "have the fixture change signed off by whoever owns those fixtures",
+    "base-missing": "upload the base commit's run (freezedebt-ci upload --sha BASE_SHA)",
+}
+
+
+def _attribute(problem: dict[str, Any], freezes: dict[str, Freeze]) -> dict[str, Any]:
+    """``problem`` with who must act: its ``origin`` (the patch, or the ledger it inherited),
+    the ``owners`` of the freezes it names, and a one-line ``action``."""
+    code = problem["code"]
+    named = [freezes[item] for item in problem["items"] if item in freezes]
+    if code == "frozen-surface":
+        named = [f for f in freezes.values() if f.covers and f.id in problem["message"]]
+    owners = sorted({f.owner or "no owner" for f in named})
+    return {
+        **problem,
+        "origin": LEDGER if code in _INHERITED else PATCH,
+        "owners": owners,
+        "action": ACTIONS.get(code, ""),
+    }
+
+
+def _owned(freeze: Freeze, *, expired: bool = False) -> str:
+    when = f", expired {freeze.expires.isoformat()}" if expired and freeze.expires else ""
+    return f"owner {freeze.owner or 'none named'}{when}"
+
+
+def _lost_message(
+    lost: set[str], head: Buckets, unaccounted: set[str], frozen_tests: set[str]
+) -> str:
+    """The lost tests by what became of them, so a lost test that is also a new skip reads as
+    the same test as the skip problem, not as another problem."""
+    fates: Counter[str] = Counter()
+    for nodeid in lost:
+        if nodeid in head.failed:
+            fates["now failing"] += 1
+        elif nodeid in unaccounted:
+            fates["skipped with no freeze (the unaccounted-skip problem)"] += 1
+        elif nodeid in frozen_tests and nodeid in head.skipped:
+            fates["skipped by an active freeze"] += 1
+        elif nodeid in head.skipped:
+            fates["skipped"] += 1
+        elif nodeid in head.xfail:
+            fates["xfailed"] += 1
+        else:
+            fates["gone from the head run"] += 1
+    parts = ", ".join(f"{count} {fate}" for fate, count in sorted(fates.items()))
+    return f"{_plural(len(lost), 'test')} passed on base and no longer pass: {parts}"
+
+
 def _drift(base: Evidence, head: Evidence) -> list[str]:
     drift = []
     for key in DRIFT_KEYS:
@@ -229,7 +295,8 @@ def compute_report(
     if expired:
         add(
             "expired-freeze",
-            f"the ledger holds {_plural(len(expired), 'expired freeze')}: {', '.join(expired)}",
+            f"the ledger holds {_plural(len(expired), 'expired freeze')}: "
+            + ", ".join(f"{key} ({_owned(by_id[key], expired=True)})" for key in expired),
             expired,
         )
     invalid = {f.id: freeze_problems(f, policy) for f in freezes}
@@ -237,7 +304,10 @@ def compute_report(
     if invalid:
         add(
             "invalid-freeze",
-            "; ".join(f"{key}: {', '.join(why)}" for key, why in sorted(invalid.items())),
+            "; ".join(
+                f"{key} ({_owned(by_id[key])}): {', '.join(why)}"
+                for key, why in sorted(invalid.items())
+            ),
             invalid,
         )
     if ledger_changed or policy.ledger_path in touched:
@@ -298,6 +368,7 @@ def compute_report(
             "borrowed": None,
         }
         problems.sort(key=lambda p: (p["code"], p["severity"], p["message"]))
+        problems[:] = [_attribute(problem, by_id) for problem in problems]
         return report
 
     base_buckets = base.buckets()
@@ -336,7 +407,7 @@ def compute_report(
             unaccounted,
         )
     if lost:
-        add("lost-tests", f"{_plural(len(lost), 'test')} passed on base and no longer pass", lost)
+        add("lost-tests", _lost_message(lost, head_buckets, unaccounted, frozen_tests), lost)
     problems.extend(_surface_problems(hits, by_id, policy))
     drift = _drift(base, head)
     if drift:
@@ -347,6 +418,7 @@ def compute_report(
         )
 
     problems.sort(key=lambda p: (p["code"], p["severity"], p["message"]))
+    problems[:] = [_attribute(problem, by_id) for problem in problems]
     report["verdict"] = BLOCK if any(p["severity"] == BLOCK for p in problems) else PASS
     if own_analysis_pending:
         # Graded once the judge's own analysis is in; never a pass before.

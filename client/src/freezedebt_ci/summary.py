@@ -49,9 +49,31 @@ def text_summary(report: dict[str, Any]) -> str:
             )
     if report["status"] != "ready" and report.get("pending_reason"):
         lines.append(f"pending            : {report['pending_reason']}")
-    for problem in report["problems"]:
+    own, inherited = split_problems(report["problems"])
+    for problem in own:
         lines.append(f"{problem['severity'].upper():5} {problem['code']}: {problem['message']}")
+        if problem.get("action"):
+            lines.append(f"      what to do: {problem['action']}")
+    if inherited:
+        lines.append("inherited from the ledger (not this patch's doing; its owners act):")
+        for problem in inherited:
+            lines.append(f"{problem['severity'].upper():5} {problem['code']}: {problem['message']}")
+            if problem.get("action"):
+                lines.append(f"      what to do: {problem['action']}{_owners(problem)}")
     return "\n".join(lines) + "\n"
+
+
+def split_problems(
+    problems: list[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The patch's own problems, and those it inherited from the ledger (``origin`` ledger)."""
+    own = [p for p in problems if p.get("origin") != "ledger"]
+    return own, [p for p in problems if p.get("origin") == "ledger"]
+
+
+def _owners(problem: dict[str, Any]) -> str:
+    owners = problem.get("owners") or []
+    return f" (owners: {', '.join(map(str, owners))})" if owners else ""
 
 
 def _bullets(items: list[str]) -> list[str]:
@@ -152,10 +174,19 @@ def markdown_summary(
     else:
         why = report.get("pending_reason") or "a run is missing"
         out += [f"The report is pending: {why}.", ""]
-    if report["problems"]:
-        out += ["### Problems", ""]
-        for problem in report["problems"]:
+    own, inherited = split_problems(report["problems"])
+    for heading, group in (
+        ("### Problems of this patch", own),
+        ("### Inherited from the ledger (not this patch's doing; its owners act)", inherited),
+    ):
+        if not group:
+            continue
+        out += [heading, ""]
+        for problem in group:
             out.append(f"- **{problem['severity']}** `{problem['code']}`: {problem['message']}")
+            if problem.get("action"):
+                who = _owners(problem) if problem in inherited else ""
+                out.append(f"  - what to do: {problem['action']}{who}")
         out.append("")
     for key, heading in (
         ("new_skips", "New skips"),
