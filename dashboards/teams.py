@@ -27,6 +27,20 @@ def team_create(
     return team
 
 
+@transaction.atomic
+def team_add_repository(*, slug: str, repository: Repository) -> tuple[Team, bool]:
+    """Make the team ``slug`` lead ``repository``, creating the team (named after its slug)
+    when there is none yet; returns the team and whether it was created."""
+    team = Team.objects.filter(slug=slug).first()
+    created = team is None
+    if team is None:
+        team = Team(name=slug, slug=slug)
+        team.full_clean()  # the slug's shape, with the same errors as the admin
+        team.save()
+    team.repositories.add(repository)
+    return team, created
+
+
 def _unique_addresses(addresses: Iterable[str]) -> list[str]:
     """Sorted, one per mailbox (addresses differing only in case are one)."""
     unique: dict[str, str] = {}

@@ -19,7 +19,13 @@ from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 
 from evidence import personal_tokens, tokens
-from evidence.models import TOKEN_MARKER, PersonalToken, Repository, UploadToken
+from evidence.models import (
+    PERSONAL_TOKEN_MARKER,
+    TOKEN_MARKER,
+    PersonalToken,
+    Repository,
+    UploadToken,
+)
 
 # Both kinds of token answer a missing or refused credential with this challenge. It is also
 # what makes DRF answer 401 (not 403): DRF asks the first authenticator of a view for it, so an
@@ -81,9 +87,23 @@ def _bearer_token(request: Request) -> str | None:
     if len(parts) != 2:
         raise AuthenticationFailed("Malformed Authorization header: use 'Bearer <token>'.")
     try:
-        return parts[1].decode("ascii")
+        plain = parts[1].decode("ascii")
     except UnicodeDecodeError:
-        raise AuthenticationFailed("Malformed token.") from None
+        raise AuthenticationFailed("Malformed token: it holds characters no token has.") from None
+    if not (tokens.looks_like_token(plain) or personal_tokens.looks_like_personal_token(plain)):
+        # No authenticator would claim it, and "no credentials" would mislead: one was sent.
+        raise AuthenticationFailed(
+            "Malformed token: Freeze Debt tokens start with fdk_ (upload tokens) or fdp_ "
+            "(personal tokens)."
+        )
+    return plain
+
+
+def _malformed(kind: str, marker: str) -> AuthenticationFailed:
+    return AuthenticationFailed(
+        f"Malformed token: {kind} reads {marker}_<8 letters or digits>_<secret>, and this one "
+        "is cut short or altered; copy the whole token as it was printed."
+    )
 
 
 class UploadTokenAuthentication(BaseAuthentication):
@@ -94,6 +114,8 @@ class UploadTokenAuthentication(BaseAuthentication):
         if plain is None or not tokens.looks_like_token(plain):
             # Not ours: leave it to another authenticator (if none accepts, the answer is 401).
             return None
+        if not tokens.is_well_formed(plain):
+            raise _malformed("an upload token", TOKEN_MARKER)
         token = tokens.verify(plain)
         if token is None:
             raise _refused(request)
@@ -118,6 +140,8 @@ class PersonalTokenAuthentication(BaseAuthentication):
         plain = _bearer_token(request)
         if plain is None or not personal_tokens.looks_like_personal_token(plain):
             return None
+        if not tokens.is_well_formed(plain, PERSONAL_TOKEN_MARKER):
+            raise _malformed("a personal token", PERSONAL_TOKEN_MARKER)
         token = personal_tokens.verify(plain)
         if token is None or not token.user.is_active:
             raise _refused(request)

@@ -37,6 +37,11 @@ def report_url(patch_id: int) -> str:
     return reverse("api:patch-report", kwargs={"patch_id": patch_id})
 
 
+def page_url(patch: Patch) -> str:
+    """The patch's report page, for people: where CI output and summaries send them."""
+    return reverse("dashboards:patch", args=[patch.repository.slug, patch.pk])
+
+
 def report_state(patch: Patch) -> tuple[str, str]:
     """(status, verdict) of a patch's report; pending while none is stored."""
     report: Report | None = getattr(patch, "report", None)
@@ -317,9 +322,7 @@ class PatchesApi(APIView):
         body = {
             "id": patch.pk,
             "report_url": report_url(patch.pk),
-            "page_url": reverse(
-                "dashboards:patch", kwargs={"slug": patch.repository.slug, "patch_id": patch.pk}
-            ),
+            "page_url": page_url(patch),
             "status": state or Report.Status.PENDING,
         }
         return Response(
@@ -357,7 +360,11 @@ class PatchReportApi(APIView):
     def get(self, request: Request, patch_id: int) -> Response:
         patch = selectors.patch_get(request.user, patch_id=patch_id)
         body = Report.objects.filter(patch=patch).values_list("body", flat=True).first()
-        return Response(body if body else report_placeholder(patch))
+        answer = Response(body if body else report_placeholder(patch))
+        # The body stays the rules' report (equal to freezedebt-ci delta's); the page for
+        # people travels beside it.
+        answer["Link"] = f'<{page_url(patch)}>; rel="alternate"; type="text/html"'
+        return answer
 
 
 class RepositoriesApi(APIView):

@@ -40,8 +40,13 @@ class HasScope(BasePermission):
             return True
         # Raised rather than stored on self.message: this instance is shared between threads.
         wanted = " or ".join(repr(scope) for scope in sorted(self.scopes))
+        command = (
+            f"python manage.py create_token {principal.repository.slug} "
+            f"--scope {sorted(self.scopes)[0]}"
+        )
         raise PermissionDenied(
-            f"This token has the {principal.scope!r} scope; this endpoint needs {wanted}."
+            f"This token has the {principal.scope!r} scope; this endpoint needs {wanted}. "
+            f"A server admin makes one with: {command}"
         )
 
 

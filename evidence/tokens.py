@@ -64,6 +64,11 @@ def looks_like_token(text: str, marker: str = TOKEN_MARKER) -> bool:
     return text.startswith(f"{marker}_")
 
 
+def is_well_formed(text: str, marker: str = TOKEN_MARKER) -> bool:
+    """Whether ``text`` has the whole shape of a token (a cut or altered one has not)."""
+    return _token_re(marker).fullmatch(text) is not None
+
+
 def parse_prefix(text: str, marker: str = TOKEN_MARKER) -> str | None:
     """The lookup prefix named by a full token, by ``<marker>_<prefix>``, or by a bare prefix."""
     match = _prefix_re(marker).fullmatch(text.strip())

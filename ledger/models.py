@@ -196,6 +196,15 @@ class Freeze(TimeStamped):
     def __str__(self) -> str:
         return self.freeze_id
 
+    def get_absolute_url(self) -> str:
+        from django.urls import reverse  # the URL conf imports the views, which import models
+
+        return reverse("dashboards:freeze", args=[self.repository.slug, self.freeze_id])
+
+    def page_url(self) -> str:
+        """The freeze page on the public base URL, for e-mails (SITE_URL)."""
+        return settings.SITE_URL + self.get_absolute_url()
+
 
 class FreezeEvent(models.Model):
     """What changed for one freeze between two synced ledger versions (section 5.4)."""

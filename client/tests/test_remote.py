@@ -1133,3 +1133,79 @@ def test_ledger_push_also_sends_the_fixture_lock_and_oracle_map_as_their_bytes(
     assert oracle.query == {"sha": HEAD, "path": "oracle_map.json"}
     assert "fixture-lock stored: version 5" in out
     assert "oracle-map unchanged: version 6" in out
+
+
+# -- ways in and back --------------------------------------------------------------------------
+
+
+def test_patch_output_and_summary_link_to_the_report_page(
+    server: FakeServer,
+    clock: FakeClock,
+    changed: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    declared = {
+        "id": 17,
+        "report_url": "/api/v1/patches/17/report",
+        "page_url": "/r/shop/patches/17/",
+        "status": "ready",
+    }
+    server.add("POST", "/api/v1/patches", Reply(201, declared))
+    server.add("GET", "/api/v1/patches/17/report", Reply(200, report("block")))
+    summary = tmp_path / "summary.md"
+    assert patch(server, "--changed", str(changed), "--summary", str(summary)) == 1
+    out, err = capsys.readouterr()
+    page = f"{server.url}/r/shop/patches/17/"
+    assert f"report page        : {page}" in out
+    assert f"declared as #17: {page}" in err
+    assert f"[The report on Freeze Debt]({page})" in summary.read_text(encoding="utf-8")
+    # with --json, stdout is the report alone; the link goes to stderr
+    assert patch(server, "--changed", str(changed), "--json") == 1
+    out, err = capsys.readouterr()
+    assert json.loads(out) == report("block")
+    assert page in err
+
+
+@pytest.mark.parametrize(
+    ("command", "scope"),
+    [("upload", "--scope evidence"), ("ledger", "--scope ledger")],
+)
+def test_a_wrong_scope_names_the_command_that_makes_the_right_token(
+    server: FakeServer,
+    clock: FakeClock,
+    evidence: Path,
+    command: str,
+    scope: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    refused = error(403, "permission_denied", "This token has the 'x' scope.")
+    server.add("POST", "/api/v1/runs", refused)
+    server.add("PUT", "/api/v1/ledger", refused)
+    if command == "upload":
+        assert upload(server, evidence) == 2
+    else:
+        evidence.write_text(LEDGER_TOML, encoding="utf-8")
+        args = ["ledger", "push", str(evidence), "--sha", HEAD, "--url", server.url]
+        assert main([*args, "--token", TOKEN]) == 2
+    err = capsys.readouterr().err
+    assert f"python manage.py create_token SLUG {scope}" in err
+
+
+@pytest.mark.parametrize("status", [200, 404, 405])
+def test_a_url_with_a_page_path_says_so_instead_of_printing_html(
+    server: FakeServer,
+    clock: FakeClock,
+    evidence: Path,
+    status: int,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    html = b"<!DOCTYPE html><html><head><title>Overview</title></head><body>...</body></html>"
+    server.add("POST", "/dashboard/api/v1/runs", Reply(status, html))
+    url = server.url + "/dashboard/"
+    code = main(["upload", "--url", url, "--token", TOKEN, "--sha", HEAD, str(evidence)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "answered" in err and "with an HTML page, not the Freeze Debt API" in err
+    assert f"/dashboard looks like the path of a page or of the API: try --url {server.url}" in err
+    assert "<title>" not in err

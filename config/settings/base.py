@@ -133,8 +133,11 @@ DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", default="Freeze Debt <freezed
 SERVER_EMAIL = env_str("SERVER_EMAIL", default=DEFAULT_FROM_EMAIL)
 ADMINS = [("Admin", address) for address in env_list("ADMIN_EMAILS", default=[])]
 
-# Absolute base URL for links in e-mails, which are built outside any request.
-SITE_URL = env_str("SITE_URL", default="http://localhost:8000").rstrip("/")
+# Absolute base URL for links in e-mails, which are built outside any request. The embedded
+# default serves on FREEZEDEBT_ADDR (scripts/dev); production derives it from ALLOWED_HOSTS.
+SITE_URL = env_str(
+    "SITE_URL", default="http://" + env_str("FREEZEDEBT_ADDR", default="127.0.0.1:8000")
+).rstrip("/")
 
 # --- API -----------------------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ environment. Refuses to start without the secrets it cannot safely invent."""
 from django.core.exceptions import ImproperlyConfigured
 
 from config.dsn import parse_database_url
-from config.env import env_bool, env_int, env_list, env_str
+from config.env import env_bool, env_int, env_is_set, env_list, env_str
 
 from .base import *  # noqa: F403
 
@@ -13,6 +13,20 @@ SECRET_KEY = env_str("SECRET_KEY")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS")
 if not ALLOWED_HOSTS:
     raise ImproperlyConfigured("ALLOWED_HOSTS must name at least one host.")
+
+# E-mailed links must reach the service from outside: its public address, never the local
+# default. Without SITE_URL it is the first allowed host over HTTPS.
+if env_is_set("SITE_URL"):
+    SITE_URL = env_str("SITE_URL").rstrip("/")
+elif ALLOWED_HOSTS[0].startswith(".") or "*" in ALLOWED_HOSTS[0]:
+    raise ImproperlyConfigured(
+        f"SITE_URL must be set: the first of ALLOWED_HOSTS ({ALLOWED_HOSTS[0]!r}) names no "
+        "single host to put in e-mailed links."
+    )
+else:
+    SITE_URL = f"https://{ALLOWED_HOSTS[0]}"
+if not SITE_URL.startswith(("https://", "http://")):
+    raise ImproperlyConfigured(f"SITE_URL must start with https:// (got {SITE_URL!r}).")
 
 DATABASES = {
     "default": {

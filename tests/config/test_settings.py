@@ -25,6 +25,8 @@ _SETTINGS_VARIABLES = (
     "SECURE_SSL_REDIRECT",
     "SECURE_HSTS_SECONDS",
     "CELERY_TASK_ALWAYS_EAGER",
+    "SITE_URL",
+    "FREEZEDEBT_ADDR",
 )
 
 PRODUCTION_ENV = {
@@ -174,3 +176,27 @@ def test_celery_is_configured_for_idempotent_json_tasks():
     assert settings.CELERY_TASK_ACKS_LATE is True
     for entry in settings.CELERY_BEAT_SCHEDULE.values():
         assert entry["options"]["expires"] > 0
+
+
+def test_e_mailed_links_use_the_public_address_never_localhost():
+    production = _settings_of("config.settings.production", ["SITE_URL"], PRODUCTION_ENV)
+    assert production == {"SITE_URL": "https://freezedebt.example.com"}
+    given = {**PRODUCTION_ENV, "SITE_URL": "https://debt.example.org/"}
+    assert _settings_of("config.settings.production", ["SITE_URL"], given) == {
+        "SITE_URL": "https://debt.example.org"
+    }
+    local = _settings_of("config.settings.local", ["SITE_URL"], {"FREEZEDEBT_ADDR": "0.0.0.0:9000"})
+    assert local == {"SITE_URL": "http://0.0.0.0:9000"}
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"ALLOWED_HOSTS": ".example.com"}, "SITE_URL must be set"),
+        ({"SITE_URL": "debt.example.org"}, "SITE_URL must start with https://"),
+    ],
+)
+def test_production_refuses_a_site_url_it_cannot_link_with(env, message):
+    result = _run(["manage.py", "check"], {**PRODUCTION_ENV, **env})
+    assert result.returncode != 0
+    assert message in result.stderr

@@ -724,3 +724,14 @@ def test_the_repository_page_filters_live_in_the_url(client, world):
     assert f"start={start}" in link
     rows = client.get(link.replace("&amp;", "&")).content.decode().splitlines()
     assert len(rows) == 1 + 7  # the header, then the seven days of the range
+
+
+def test_the_header_links_to_owners_api_docs_and_for_staff_the_admin(client, world, staff):
+    page = login(client, world["lead"]).get(reverse("dashboards:index")).content.decode()
+    header = page[page.index('class="site-header"') : page.index("</header>")]
+    assert f'href="{reverse("ledger:owner-list")}"' in header
+    assert f'href="{reverse("api:docs")}"' in header
+    assert f'href="{reverse("admin:index")}"' not in header
+    client.force_login(staff)
+    page = client.get(reverse("dashboards:index")).content.decode()
+    assert f'href="{reverse("admin:index")}">Admin</a>' in page

@@ -143,3 +143,30 @@ def test_token_principal_sees_no_repository_as_a_user(repository):
     assert not principal.is_staff
     assert not Repository.objects.visible_to(principal).exists()
     assert str(principal) == f"token fdk_{token.prefix}"
+
+
+@pytest.mark.parametrize(
+    ("token", "says"),
+    [
+        ("fdk_abcd1234", "an upload token reads fdk_<8 letters or digits>_<secret>"),
+        ("fdk_abcd1234_short", "an upload token reads fdk_<8 letters or digits>_<secret>"),
+        ("fdp_abc_" + "a" * 43, "a personal token reads fdp_<8 letters or digits>_<secret>"),
+        ("ghp_" + "a" * 36, "Freeze Debt tokens start with fdk_ (upload tokens) or fdp_"),
+    ],
+)
+def test_a_malformed_token_is_called_malformed(api_client, db, token, says):
+    response = api_client.get(TOKEN_URL, **_bearer(token))
+    assert response.status_code == 401
+    message = response.json()["error"]["message"]
+    assert message.startswith("Malformed token: ")
+    assert says in message
+    assert token not in message
+
+
+@pytest.mark.urls("tests.urls")
+def test_a_wrong_scope_names_the_command_that_makes_the_right_token(api_client, evidence_token):
+    response = api_client.put("/api/v1/test/ledger-only", **_bearer(evidence_token))
+    slug = UploadToken.objects.get().repository.slug
+    assert response.json()["error"]["message"].endswith(
+        f"A server admin makes one with: python manage.py create_token {slug} --scope ledger"
+    )

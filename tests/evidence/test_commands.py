@@ -34,6 +34,27 @@ def test_create_repository_takes_default_branch_and_name(db):
     assert (repository.default_branch, repository.name) == ("trunk", "Web Shop")
 
 
+def test_create_repository_gives_the_repository_to_its_teams(db):
+    from dashboards.models import Team
+    from dashboards.teams import team_create
+
+    team_create(name="Platform", slug="platform")
+    output = _call("create_repository", "web-shop", "--team", "platform", "--team", "payments")
+    repository = Repository.objects.get(slug="web-shop")
+    assert sorted(repository.teams.values_list("slug", flat=True)) == ["payments", "platform"]
+    assert Team.objects.get(slug="payments").name == "payments"
+    assert "Created team payments; add its leads in the admin" in output
+    assert "Team platform leads web-shop." in output
+    assert tokens.verify(_printed_token(output)) is not None  # the token still comes last
+
+
+def test_create_repository_with_a_bad_team_slug_stores_nothing(db):
+    with pytest.raises(CommandError, match="slug"):
+        _call("create_repository", "web-shop", "--team", "Not A Slug!")
+    assert not Repository.objects.exists()
+    assert not UploadToken.objects.exists()
+
+
 def test_create_repository_refuses_a_bad_slug_and_stores_nothing(db):
     with pytest.raises(CommandError, match="slug"):
         _call("create_repository", "Web Shop")

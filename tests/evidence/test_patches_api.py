@@ -471,3 +471,11 @@ def test_repositories_need_a_signed_in_user(api_client, client, evidence_token):
     anonymous = client.get("/api/v1/repositories")
     assert anonymous.status_code == 401
     assert anonymous["WWW-Authenticate"].startswith("Bearer")
+
+
+def test_the_report_links_to_its_page_beside_the_body(api_client, evidence_token, committed):
+    declared = committed(lambda: declare(api_client, evidence_token)).json()
+    report = api_client.get(declared["report_url"], **bearer(evidence_token))
+    assert report.status_code == 200
+    assert report["Link"] == f'<{declared["page_url"]}>; rel="alternate"; type="text/html"'
+    assert "page_url" not in report.json()  # the body is the rules' report, as delta prints it

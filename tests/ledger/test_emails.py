@@ -134,3 +134,18 @@ def test_the_next_digest_shows_the_answer_and_the_renewal_request(reminder, free
     assert "Gateway fix ships on 2026-12-10" in html_of(digest)
     freeze.refresh_from_db()
     assert freeze.expires == datetime.date(2026, 11, 30)
+
+
+def test_the_reminder_and_the_digest_link_to_the_freeze_page_on_the_site_url(
+    freeze, lead, settings
+):
+    settings.SITE_URL = "https://freezedebt.example.org"
+    reminders_send(today=datetime.date(2026, 11, 27))
+    page = f"https://freezedebt.example.org/r/{freeze.repository.slug}/freezes/FRZ-042/"
+    [reminder] = [m for m in mail.outbox if m.to == ["payments@example.com"]]
+    assert f"Freeze page:        {page}" in reminder.body
+    assert f'<a href="{page}">' in html_of(reminder)
+    assert "localhost" not in reminder.body + html_of(reminder)
+    [digest] = [m for m in mail.outbox if m.to == ["lead@example.com"]]
+    assert f"  {page}" in digest.body
+    assert f'<a href="{page}">' in html_of(digest)

@@ -43,8 +43,9 @@ def verdict_exit(report: dict[str, Any]) -> int:
 def emit_report(
     report: dict[str, Any], *, as_json: bool, summary: Path | None, page_url: str | None = None
 ) -> int:
-    """Print a report (summary or JSON), write the Markdown summary, return the exit code."""
-    sys.stdout.write(report_json(report) if as_json else text_summary(report))
+    """Print a report (summary or JSON), write the Markdown summary, return the exit code.
+    ``page_url``: the server's page of the report, linked from both summaries."""
+    sys.stdout.write(report_json(report) if as_json else text_summary(report, page_url=page_url))
     if summary is not None:
         try:
             summary.write_text(markdown_summary(report, page_url=page_url), encoding="utf-8")

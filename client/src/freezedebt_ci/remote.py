@@ -133,14 +133,25 @@ def _client(args: argparse.Namespace) -> Client:
     return Client(url, token, timeout=args.timeout, sleep=lambda s: CLOCK.sleep(s))
 
 
-def _guarded(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+#: What a 403 (a token of the wrong scope) means for each command.
+SCOPE_HINTS = {
+    "evidence": "upload and patch take an evidence-scoped token "
+    "(on the server: python manage.py create_token SLUG --scope evidence)",
+    "ledger": "ledger push takes a ledger-scoped token, for the default branch's CI only "
+    "(on the server: python manage.py create_token SLUG --scope ledger)",
+}
+
+
+def _guarded(
+    handler: Callable[[argparse.Namespace], int], *, scope: str | None = None
+) -> Callable[[argparse.Namespace], int]:
     """Run a command, turning a transport failure into a message on stderr and exit 2."""
 
     def run(args: argparse.Namespace) -> int:
         try:
             return handler(args)
         except TransportError as exc:
-            _print_error(exc)
+            _print_error(exc, scope=scope)
             return EXIT_ERROR
 
     return run
@@ -150,13 +161,14 @@ def _guarded(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse
 MAX_SHOWN_LINES = 50
 
 
-def _print_error(exc: TransportError) -> None:
+def _print_error(exc: TransportError, *, scope: str | None = None) -> None:
     print(f"freezedebt-ci: {exc}", file=sys.stderr)
     for line in exc.detail_lines()[:MAX_SHOWN_LINES]:
         print(f"  {line}", file=sys.stderr)
     hint = {
         401: f"check the token (--token or {ENV_TOKEN})",
-        403: "the token lacks the scope this needs (ledger push takes a ledger-scoped token)",
+        403: "the token lacks the scope this needs"
+        + (f": {SCOPE_HINTS[scope]}" if scope in SCOPE_HINTS else ""),
         413: "the body is larger than the server accepts",
     }.get(exc.status or 0)
     if hint:
@@ -468,7 +480,7 @@ def _cmd_patch(args: argparse.Namespace) -> int:
     page_url = client.resolve(page) if isinstance(page, str) and page.startswith("/") else None
     print(
         f"patch {args.ref} {'already declared' if answer.status == 200 else 'declared'} "
-        f"as #{patch['id']}",
+        f"as #{patch['id']}" + (f": {page_url}" if page_url else ""),
         file=sys.stderr,
     )
 
@@ -634,7 +646,7 @@ def add_remote_commands(sub: Any) -> None:
         "0: do not wait)",
     )
     _add_server_options(upload)
-    upload.set_defaults(handler=_guarded(_cmd_upload))
+    upload.set_defaults(handler=_guarded(_cmd_upload, scope="evidence"))
 
     patch = sub.add_parser(
         "patch",
@@ -689,7 +701,7 @@ def add_remote_commands(sub: Any) -> None:
         "--summary", type=Path, metavar="FILE.md", help="write the Markdown summary here"
     )
     _add_server_options(patch)
-    patch.set_defaults(handler=_guarded(_cmd_patch))
+    patch.set_defaults(handler=_guarded(_cmd_patch, scope="evidence"))
 
     ledger = sub.add_parser(
         "ledger",
@@ -714,4 +726,4 @@ def add_remote_commands(sub: Any) -> None:
         "--oracle-map", metavar="FILE", help="also send the oracle map of that commit"
     )
     _add_server_options(push)
-    push.set_defaults(handler=_guarded(_cmd_ledger_push))
+    push.set_defaults(handler=_guarded(_cmd_ledger_push, scope="ledger"))

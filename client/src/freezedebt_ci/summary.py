@@ -11,12 +11,14 @@ def _signed(value: int | None) -> str:
     return "n/a" if value is None else f"{value:+d}"
 
 
-def text_summary(report: dict[str, Any]) -> str:
+def text_summary(report: dict[str, Any], *, page_url: str | None = None) -> str:
     figures = report["figures"]
     lines = [
         f"verdict: {report['verdict'].upper()}  (status {report['status']}, "
         f"today {report['today']})"
     ]
+    if page_url:
+        lines.append(f"report page        : {page_url}")
     if report["status"] == "ready":
         lines += [
             f"net executed delta : {_signed(figures['net_executed_delta'])}",

@@ -285,12 +285,31 @@ class Client:
         try:
             data = json.loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError):
+            if _is_html(raw):
+                raise self._not_the_api(status, url) from None
             raise TransportError(
                 status,
                 "bad-response",
                 f"expected JSON from {_strip_query(url)}, got {_preview(raw)}",
             ) from None
         return Answer(status, data, answer_headers)
+
+    def _not_the_api(self, status: int, url: str) -> TransportError:
+        """An HTML page where the API should answer: most often a --url that names a page
+        or an API path rather than the service's address."""
+        base = urllib.parse.urlsplit(self.base_url)
+        message = (
+            f"{_strip_query(url)} answered {status} with an HTML page, not the Freeze Debt API"
+        )
+        if base.path:
+            message += (
+                f"; --url takes the service's address, and {base.path} looks like the path of "
+                f"a page or of the API: try --url {base.scheme}://{base.netloc} (keep a path "
+                "only when the whole service is served under it)"
+            )
+        else:
+            message += "; check that --url is the Freeze Debt service's address"
+        return TransportError(status, "not-the-api", message)
 
     def _error_from_answer(
         self, status: int, location: str | None, raw: bytes, url: str
@@ -315,6 +334,9 @@ class Client:
             if details and self._token in json.dumps(details):
                 details = json.loads(self._redact(json.dumps(details)))
             return TransportError(status, code, self._redact(message), details)
+        # A page where the API should be; a proxy's HTML 502 is an outage, told as such below.
+        if status in (404, 405) and _is_html(raw):
+            return self._not_the_api(status, url)
         reason = http.client.responses.get(status, "error")
         text = _preview(raw) if raw.strip() else "no error body"
         return TransportError(status, f"http-{status}", f"{reason} ({text})")
@@ -347,6 +369,11 @@ def _origin(url: str) -> str:
 def _strip_query(url: str) -> str:
     parts = urllib.parse.urlsplit(url)
     return urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+
+
+def _is_html(raw: bytes) -> bool:
+    head = raw[:512].lstrip().lower()
+    return head.startswith((b"<!doctype html", b"<html")) or b"<html" in head
 
 
 def _preview(raw: bytes, limit: int = 200) -> str:
