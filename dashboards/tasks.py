@@ -6,7 +6,9 @@ from celery import shared_task
 from django.db import OperationalError
 from django.utils import timezone
 
-from dashboards.snapshots import snapshots_backfill
+from dashboards import live
+from dashboards.snapshots import snapshot_take, snapshots_backfill
+from evidence.models import Repository
 
 
 @shared_task(
@@ -26,3 +28,21 @@ def snapshot_debt(day: str | None = None) -> int:
     """
     today = datetime.date.fromisoformat(day) if day else timezone.localdate()
     return snapshots_backfill(day=today, days=2)
+
+
+@shared_task(
+    acks_late=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=5,
+    retry_jitter=True,
+    max_retries=5,
+)
+def refresh_today(repository_id: int) -> None:
+    """Take today's snapshot of one repository again (see dashboards.live); a repository that
+    is gone is left alone."""
+    live.refresh_started(repository_id)
+    repository = Repository.objects.filter(pk=repository_id).first()
+    if repository is None:
+        return
+    snapshot_take(repository=repository, day=timezone.localdate())
+    live.bump_generation()

@@ -15,6 +15,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
+from dashboards import live
 from dashboards.models import Team
 from dashboards.snapshots import snapshots_backfill
 from evidence import uploads
@@ -793,6 +794,12 @@ def demo_load(
     today = today or timezone.localdate()
     if Repository.objects.filter(slug__in=list(MODULES)).exists():
         return False
+    # The demo is dated on its own ``today`` and takes its snapshots itself.
+    with live.suspended():
+        return _demo_load(today=today, stdout=stdout, history_days=history_days)
+
+
+def _demo_load(*, today: dt.date, stdout, history_days: int) -> bool:
     user_model = get_user_model()
     lead = user_model.objects.filter(username=DEMO_USER).first()
     if lead is None:

@@ -27,6 +27,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from config.jsontext import unstorable
+from dashboards.live import refresh_later
 from evidence.models import Repository, Run, RunOutcomes, TestName, TestResult
 from evidence.uploads import ReceivedBody
 from freezedebt_ci.errors import MAX_PROBLEMS, InputError, Problem, ProblemCollector
@@ -266,6 +267,8 @@ def run_ingest(*, run_id: int) -> Run | None:
         )
         computed = store_reports_ahead(zip(ahead, bodies, strict=True))
         enqueue_reports_for_run(run, computed=computed)
+        if run.branch == run.repository.default_branch:
+            refresh_later(run.repository_id)  # today's skipped tests on the default branch
     return run
 
 

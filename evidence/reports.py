@@ -18,6 +18,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
+from dashboards.live import refresh_later
 from evidence.ingest import BUCKETS, outcomes_unpack
 from evidence.models import (
     Patch,
@@ -327,6 +328,7 @@ def _save_report(patch: Patch, body: dict[str, Any]) -> Report:
     report, _ = Report.objects.update_or_create(
         patch=patch, defaults={**Report.fields_of(body), "computed_at": timezone.now()}
     )
+    refresh_later(patch.repository_id)  # today's patches and blocked share
     return report
 
 

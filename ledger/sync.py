@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from django.db import IntegrityError, transaction
 
 from config.jsontext import unstorable
+from dashboards.live import refresh_later
 from evidence.models import Repository
 from freezedebt_ci.errors import InputError, Problem
 from freezedebt_ci.ledger import OPENED, RENEWED, RETIRED, LedgerEvent, diff_ledgers, parse_ledger
@@ -161,4 +162,5 @@ def ledger_sync(*, repository: Repository, sha: str, raw: str, path: str) -> Led
         FreezeEvent.objects.bulk_create(records)
         # Freezes this version holds unchanged are now "as of" it too.
         Freeze.objects.filter(repository=repository, current=True).update(last_version=version)
+        refresh_later(repository.pk)  # today's active, expiring and expired freezes
     return LedgerSync(version, events, created=True)

@@ -19,6 +19,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from dashboards.live import refresh_later
 from dashboards.teams import is_lead
 from evidence.models import Repository
 from ledger.links import ActionLink, LinkError, LinkUsed, link_freeze, link_read
@@ -104,6 +105,7 @@ def freeze_action(request: HttpRequest, token: str) -> HttpResponse:
                         new_reason=new_reason,
                         nonce=link.nonce,
                     )
+                refresh_later(freeze.repository_id)  # today's unacknowledged freezes
             except IntegrityError:
                 # The same link confirmed twice at once: the other request recorded it.
                 raise LinkUsed(link) from None

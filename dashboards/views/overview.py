@@ -17,7 +17,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET
 
 from config.cache import cache_get, cache_set
-from dashboards import charts, exports, selectors
+from dashboards import charts, exports, live, selectors
 from dashboards.actions import overview_actions
 from dashboards.selectors import weekly_from_series
 from dashboards.views.common import Filters, change_text, chart_panel, minute_text, text_html
@@ -107,17 +107,18 @@ def _repository_options(visible: list[tuple[int, str, str]], filters: Filters) -
     )
 
 
-# The overview's figures and charts come from the snapshots, taken once a day, and its table
-# shows each repository's latest owner answer ("acknowledged 2 days ago"). The rendered panels
-# are cached for a few minutes per set of repositories and filters: a new snapshot or answer,
-# and the age of an answer, show at the latest that much later.
+# The overview's figures and charts come from the snapshots (today's kept current by
+# dashboards.live), and its table shows each repository's latest owner answer ("acknowledged
+# 2 days ago"). The rendered panels are cached for a few minutes per set of repositories and
+# filters; a refreshed snapshot makes them stale at once, the age of an answer shows late.
 OVERVIEW_CACHE_SECONDS = 300
 
 
 def _overview_key(filters: Filters, repository_ids: list[int]) -> str:
     parts = [",".join(map(str, repository_ids)), filters.query(), timezone.localdate().isoformat()]
     digest = hashlib.sha256("|".join(parts).encode()).hexdigest()
-    return f"dashboards:overview:v1:{digest}"
+    # A refreshed snapshot of today (dashboards.live) makes every cached overview stale.
+    return f"dashboards:overview:v1:{live.generation()}:{digest}"
 
 
 def _overview_panels(request: HttpRequest, filters: Filters) -> dict[str, Any]:
