@@ -14,6 +14,15 @@ process, alternating, N rounds of:
   (b) the floor: ``json.loads`` of the same (uncompressed) file, the bucket sets, a psycopg
       COPY of the same rows into a plain temporary table, and the report's set differences.
 
+and, alternating too, N rounds of the first upload of a new repository, where every node id
+is new and is interned:
+
+  (c) a fresh repository: the patch is declared, then its base and its head run are POSTed as
+      in (a) (every name of the base, and the head's new ones, interned), and the report
+      computed when the second run is stored;
+  (d) its floor: ``json.loads`` of both files, both runs' bucket sets, a COPY of both runs'
+      rows, and the report's set differences.
+
 Before the rounds it checks that the floor's sets are the stored report's. It prints the
 median of each, the ratio a/b (target: at most 3), the tracemalloc peak of (a)
 (measured in a separate, untimed round; target at most 300 MiB), the peak resident set size of
@@ -52,6 +61,7 @@ TARGET_RATIO = 3.0
 TARGET_PEAK_MIB = 300
 LABEL = "bench"
 BASE_SHA = "ba5e" * 10
+HEAD_SHA = "4ead" * 10
 
 _BUCKET_NUMBERS = {"passed": 1, "failed": 2, "skipped": 3, "xfail": 4}
 
@@ -132,16 +142,19 @@ class Bench:
         self.repository = repository_create(slug="bench")
         _, token = token_create(repository=self.repository, scope=UploadToken.Scope.EVIDENCE)
         self.client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+        self.base = base
         self.head = head
         # What the CI client sends for a file over 1 MiB: gzip, level 6.
+        self.base_gz = gzip.compress(base, compresslevel=6, mtime=0)
         self.head_gz = gzip.compress(head, compresslevel=6, mtime=0)
         self.rounds = 0
-        answer = self._post(BASE_SHA, gzip.compress(base, compresslevel=6, mtime=0))
+        answer = self._post(BASE_SHA, self.base_gz)
         _check(answer["status"] == "ready", f"base run not ready: {answer}")
         self.base_sets = base_sets
+        self.fresh_rounds = 0
 
-    def _post(self, sha: str, body: bytes) -> dict[str, Any]:
-        response = self.client.post(
+    def _post(self, sha: str, body: bytes, client: Any = None) -> dict[str, Any]:
+        response = (client or self.client).post(
             f"/api/v1/runs?sha={sha}&label={LABEL}&branch=feature",
             body,
             content_type="application/json",
@@ -185,36 +198,79 @@ class Bench:
             "borrowed": body["figures"]["borrowed"],
         }
 
-    def floor(self) -> dict[str, int]:
-        from django.db import connection, transaction
+    def prepare_fresh(self) -> tuple[Any, int]:
+        """Untimed: a new repository, its token, and the patch of its first two runs."""
+        from django.test import Client
 
-        document = json.loads(self.head)
-        head = {"passed": set(), "failed": set(), "skipped": set(), "xfail": set()}
-        rows = []
-        for record in document["records"]:
-            key = "xfail" if record["xfail"] else record["outcome"]
-            head[key].add(record["nodeid"])
-            rows.append((record["nodeid"], _BUCKET_NUMBERS[key], record.get("duration")))
-        del document
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(
-                "CREATE TEMPORARY TABLE floor_rows "
-                "(nodeid text, bucket smallint, duration double precision)"
-            )
-            with cursor.copy("COPY floor_rows (nodeid, bucket, duration) FROM STDIN") as copy:
-                for row in rows:
-                    copy.write_row(row)
-            cursor.execute("DROP TABLE floor_rows")
-        # The report's sets (freezedebt_ci.report), as set differences.
-        base = self.base_sets
-        return {
-            "new_skips": len(head["skipped"] - base["skipped"]),
-            "retired_skips": len(base["skipped"] - head["skipped"]),
-            "lost": len(base["passed"] - head["passed"]),
-            "earned": len(head["passed"] - base["passed"]),
-            "borrowed": len(head["passed"] & base["passed"]),
-            "new_xfails": len(head["xfail"] - base["xfail"]),
-        }
+        from evidence.models import Patch, UploadToken
+        from evidence.services import repository_create, token_create
+
+        self.fresh_rounds += 1
+        repository = repository_create(slug=f"fresh-{self.fresh_rounds}")
+        _, token = token_create(repository=repository, scope=UploadToken.Scope.EVIDENCE)
+        patch = Patch.objects.create(
+            repository=repository,
+            ref="PR-1",
+            base_sha=BASE_SHA,
+            head_sha=HEAD_SHA,
+            label=LABEL,
+            changed=[{"status": "M", "path": "src/pricing/rounding.py"}],
+        )
+        return Client(HTTP_AUTHORIZATION=f"Bearer {token}"), patch.pk
+
+    def fresh(self, client: Any) -> None:
+        for sha, body in ((BASE_SHA, self.base_gz), (HEAD_SHA, self.head_gz)):
+            answer = self._post(sha, body, client)
+            _check(answer["status"] == "ready", f"fresh run not ready: {answer}")
+
+    def floor_fresh(self) -> dict[str, int]:
+        """Both files parsed, both runs' sets, both runs' rows COPYed, the report's sets."""
+        base, base_rows = _read_run(self.base)
+        head, head_rows = _read_run(self.head)
+        _copy_rows(base_rows + head_rows)
+        return _report_sets(base, head)
+
+    def floor(self) -> dict[str, int]:
+        head, rows = _read_run(self.head)
+        _copy_rows(rows)
+        return _report_sets(self.base_sets, head)
+
+
+def _read_run(data: bytes) -> tuple[dict[str, set[str]], list[tuple[str, int, Any]]]:
+    document = json.loads(data)
+    sets: dict[str, set[str]] = {"passed": set(), "failed": set(), "skipped": set(), "xfail": set()}
+    rows = []
+    for record in document["records"]:
+        key = "xfail" if record["xfail"] else record["outcome"]
+        sets[key].add(record["nodeid"])
+        rows.append((record["nodeid"], _BUCKET_NUMBERS[key], record.get("duration")))
+    return sets, rows
+
+
+def _copy_rows(rows: list[tuple[str, int, Any]]) -> None:
+    from django.db import connection, transaction
+
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE TEMPORARY TABLE floor_rows "
+            "(nodeid text, bucket smallint, duration double precision)"
+        )
+        with cursor.copy("COPY floor_rows (nodeid, bucket, duration) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+        cursor.execute("DROP TABLE floor_rows")
+
+
+def _report_sets(base: dict[str, set[str]], head: dict[str, set[str]]) -> dict[str, int]:
+    """The report's sets (freezedebt_ci.report), as set differences."""
+    return {
+        "new_skips": len(head["skipped"] - base["skipped"]),
+        "retired_skips": len(base["skipped"] - head["skipped"]),
+        "lost": len(base["passed"] - head["passed"]),
+        "earned": len(head["passed"] - base["passed"]),
+        "borrowed": len(head["passed"] & base["passed"]),
+        "new_xfails": len(head["xfail"] - base["xfail"]),
+    }
 
 
 def prepare(records: int) -> tuple[bytes, bytes, dict[str, set[str]]]:
@@ -313,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
             f"MiB, head {len(head) / 2**20:.1f} MiB (JSON)"
         )
         bench = Bench(base, head, base_sets)
-        del base, base_sets
+        del base, base_sets  # the bench keeps what it needs
         print(f"head as sent (gzip -6): {len(bench.head_gz) / 2**20:.1f} MiB")
 
         # Untimed: the floor computes the sets the report holds, or it is no floor of it.
@@ -336,6 +392,23 @@ def main(argv: list[str] | None = None) -> int:
         median_a, median_b = statistics.median(times["a"]), statistics.median(times["b"])
         ratio = median_a / median_b
 
+        # A fresh repository: untimed first, to check the floor's sets are its report's.
+        client, patch_id = bench.prepare_fresh()
+        bench.fresh(client)
+        fresh_sets, fresh_floor = bench.check_real(patch_id, args.records), bench.floor_fresh()
+        _check(fresh_sets == fresh_floor, f"floor {fresh_floor} != report {fresh_sets}")
+        for round_number in range(args.rounds):
+            order = ("c", "d") if round_number % 2 == 0 else ("d", "c")
+            for which in order:
+                if which == "c":
+                    client, patch_id = bench.prepare_fresh()
+                    times.setdefault("c", []).append(_timed(lambda c=client: bench.fresh(c)))
+                    bench.check_real(patch_id, args.records)
+                else:
+                    times.setdefault("d", []).append(_timed(bench.floor_fresh))
+        median_c, median_d = statistics.median(times["c"]), statistics.median(times["d"])
+        fresh_ratio = median_c / median_d
+
         sha, patch_id = bench.prepare_real()
         peak_a = evidence_gen.traced_peak(lambda: bench.real(sha))
         bench.check_real(patch_id, args.records)
@@ -349,6 +422,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"(a) upload+report    : {median_a * 1000:8.1f} ms   [{series(times['a'])}]")
         print(f"(b) floor            : {median_b * 1000:8.1f} ms   [{series(times['b'])}]")
         print(f"ratio a/b            : {ratio:8.2f}   (target <= {TARGET_RATIO:g})")
+        print(f"(c) fresh repository : {median_c * 1000:8.1f} ms   [{series(times['c'])}]")
+        print(f"(d) its floor        : {median_d * 1000:8.1f} ms   [{series(times['d'])}]")
+        print(f"ratio c/d            : {fresh_ratio:8.2f}   (target <= {TARGET_RATIO:g})")
         print(f"tracemalloc peak (a) : {peak_a / 2**20:8.1f} MiB (target <= {TARGET_PEAK_MIB})")
         print(f"tracemalloc peak (b) : {peak_b / 2**20:8.1f} MiB")
         print(f"ru_maxrss before (a) : {rss_before:8.1f} MiB (Django, both documents, base run)")
@@ -366,7 +442,8 @@ def main(argv: list[str] | None = None) -> int:
             pstats.Stats(profiler).sort_stats("cumulative").print_stats(40)
     finally:
         teardown()
-    return 0 if ratio <= TARGET_RATIO and peak_a <= TARGET_PEAK_MIB * 2**20 else 1
+    within = ratio <= TARGET_RATIO and fresh_ratio <= TARGET_RATIO
+    return 0 if within and peak_a <= TARGET_PEAK_MIB * 2**20 else 1
 
 
 if __name__ == "__main__":

@@ -444,8 +444,9 @@ def _store_postgresql(
     result_columns = ", ".join(
         quote(name) for name in ("run_id", "test_id", "bucket", "duration", "signature", "freeze")
     )
-    # TestName.digest, computed by the database.
-    digest = "encode(sha256(convert_to(s.nodeid, 'UTF8')), 'hex')"
+    # TestName.digest, computed by the database, in the column's bytewise collation
+    # (migration 0012): sorted and compared without the locale.
+    digest = "(encode(sha256(convert_to(s.nodeid, 'UTF8')), 'hex') COLLATE \"C\")"
     # A large run names most of the repository's tests: hashing the node ids of both sides is
     # cheaper than a digest per node id and a lookup each. A small one looks its few node ids
     # up by digest in the unique constraint's index, not hashing all of the repository's.
@@ -466,12 +467,14 @@ def _store_postgresql(
         "WHERE r.run_id = %(run)s AND r.test_id = t.id) "
     )
     # The names of the staged rows that the repository lacks, interned, and their results.
+    # {on_conflict}: first none (a plain insert, a third faster for a new repository's
+    # names); if a concurrent run interned one of them first, again with DO NOTHING.
     insert_added = (
         f"WITH added AS (INSERT INTO {names} (repository_id, nodeid, nodeid_sha256) "  # noqa: S608
         f"SELECT %(repository)s, s.nodeid, {digest} FROM {staging} s "
         f"WHERE NOT EXISTS (SELECT 1 FROM {names} t "
         f"WHERE t.repository_id = %(repository)s AND {same_name}) "
-        "ORDER BY 3 ON CONFLICT (repository_id, nodeid_sha256) DO NOTHING "
+        "ORDER BY 3{on_conflict} "
         "RETURNING id, nodeid) "
         f"INSERT INTO {results} ({result_columns}) "
         "SELECT %(run)s, a.id, s.bucket, s.duration, s.signature, s.frozen_by "
@@ -498,6 +501,9 @@ def _store_postgresql(
         # Without statistics on the staging table the planner expects far more rows than it
         # holds, and may spend more time compiling a statement (JIT) than running it.
         cursor.execute("SET LOCAL jit = off")
+        # Every join of the staging table with the names is by hashing: a merge join would
+        # sort both sides' node ids (the planner, without statistics, expects many rows).
+        cursor.execute("SET LOCAL enable_mergejoin = off")
         # Packing the outcomes, and the work alongside, are Python, these statements are the
         # database's: the one happens while the other runs. Not earlier: while the rows are
         # copied, Python is busy sending them.
@@ -508,14 +514,17 @@ def _store_postgresql(
         cursor.execute(insert_known.format(skip_stored=""), params)
         stored = cursor.rowcount
         if stored < len(rows):
-            # The names this run adds, interned together with their results. The ON
-            # CONFLICT covers a concurrent run of the same repository interning the same
-            # name, and inserting in digest order means two such runs take their index
-            # locks in one order and cannot deadlock. Usually they are few, and the rows to
-            # join them with are found by hashing them, not by sorting the staging table
-            # for a merge join (the planner, without statistics, expects many).
-            cursor.execute("SET LOCAL enable_mergejoin = off")
-            cursor.execute(insert_added, params)
+            # The names this run adds, interned together with their results. A concurrent
+            # run of the same repository interning the same name makes the plain insert
+            # fail; the ON CONFLICT of the second try then skips what it interned, and
+            # inserting in digest order means two such runs take their index locks in one
+            # order and cannot deadlock.
+            try:
+                with transaction.atomic():  # a savepoint: a clash undoes this statement only
+                    cursor.execute(insert_added.format(on_conflict=""), params)
+            except IntegrityError:
+                conflict = " ON CONFLICT (repository_id, nodeid_sha256) DO NOTHING"
+                cursor.execute(insert_added.format(on_conflict=conflict), params)
             stored += cursor.rowcount
         if stored < len(rows):
             # Names that such a concurrent run interned first: its commit, which the ON

@@ -236,3 +236,28 @@ def test_one_report_per_patch(db):
     report = ReportFactory()
     with pytest.raises(IntegrityError), transaction.atomic():
         Report.objects.create(patch=report.patch)
+
+
+def test_names_keep_two_indexes_and_compare_digests_bytewise(db):
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        indexed = [
+            columns
+            for _, details in connection.introspection.get_constraints(
+                cursor, TestName._meta.db_table
+            ).items()
+            if details["index"] or details["unique"]
+            for columns in [tuple(details["columns"])]
+        ]
+    # The unique (repository, digest) serves lookups by repository: no index of its own.
+    assert ("repository_id",) not in indexed
+    assert ("repository_id", "nodeid_sha256") in indexed
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT collation_name FROM information_schema.columns "
+                "WHERE table_name = %s AND column_name = 'nodeid_sha256'",
+                [TestName._meta.db_table],
+            )
+            assert cursor.fetchone() == ("C",)
