@@ -69,6 +69,8 @@ def _layout(title: str, *, xaxis: dict, yaxis_title: str, **extra: Any) -> dict[
         "yaxis": {"title": {"text": yaxis_title}, "rangemode": "tozero"},
         "legend": {"orientation": "h", "y": -0.2},
         "hovermode": "x unified",
+        # Whole series names in the hover box: Plotly cuts them at 15 characters by default.
+        "hoverlabel": {"namelength": -1},
         "margin": {"l": 60, "r": 20, "t": 50, "b": 60},
         **extra,
     }
@@ -215,7 +217,9 @@ def blocked_share_figure(table: list[dict[str, Any]]) -> dict[str, Any]:
         return empty_figure(title, xaxis=WEEK_AXIS, yaxis_title="share of patches, %")
     x = [_iso(row["week"]) for row in table]
     layout = _layout(title, xaxis=WEEK_AXIS, yaxis_title="share of patches, %")
-    layout["yaxis"]["range"] = [0, 100]
+    # A little above 100 so a week at 100 % is drawn whole; the ticks stop at 100 %.
+    layout["yaxis"]["range"] = [0, 104]
+    layout["yaxis"]["tickvals"] = [0, 20, 40, 60, 80, 100]
     return {
         "data": [
             _line(

@@ -103,8 +103,8 @@ def chart_panel(
     """What a chart panel needs: its ids, the figure, its numbers as a table, the CSV link."""
     x = "week" if by_week else "date"
     title = figure.get("layout", {}).get("title", {}).get("text", "")
-    if figure.get("data"):
-        figure = {**figure, "layout": _panel_layout(figure.get("layout", {}))}
+    # Every figure, empty ones too: the panel's heading is the title, never Plotly's as well.
+    figure = {**figure, "layout": _panel_layout(figure.get("layout", {}))}
     head = ["Week (Monday)" if by_week else "Date"] + [COLUMN_LABELS[c] for c in columns]
     return {
         "id": f"chart-{key}",

@@ -33,12 +33,19 @@ PER_FILE_HEADERS = {
 }
 
 
+def _changed(row: dict[str, Any]) -> bool:
+    return any(row.get(key) for key in ("delta", "new_skips", "retired_skips", "lost"))
+
+
 def _sorted_per_file(rows: list[dict[str, Any]], sort: str) -> tuple[list[dict[str, Any]], str]:
     """The per-file rows in the order ``?sort=`` asks (``-key`` descending); the default puts
-    swaps and losses first, so "ten cheap tests for one expensive one" is on top."""
+    swaps and losses first, so "ten cheap tests for one expensive one" is on top, then the
+    other files the patch changed the figures of, then the unchanged ones."""
     key = sort.removeprefix("-")
     if key not in PER_FILE_SORTS:
-        ordered = sorted(rows, key=lambda r: (not r.get("swap"), -r.get("lost", 0), r["file"]))
+        ordered = sorted(
+            rows, key=lambda r: (not r.get("swap"), not _changed(r), -r.get("lost", 0), r["file"])
+        )
         return ordered, ""
     ordered = sorted(rows, key=lambda r: (r.get(key) is None, r.get(key), r["file"]))
     if sort.startswith("-"):

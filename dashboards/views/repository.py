@@ -254,7 +254,8 @@ def _owner_cell(row: dict[str, Any]) -> str:
                 why="the handle names nobody in the owner directory"
             )
         return _UNOWNED.format(why="no owner in the ledger")
-    if row["owner_name"]:
+    # The handle under the name, unless it says the same (an address is its own owner).
+    if row["owner_name"] and row["owner_name"].casefold() != (row["owner"] or "").casefold():
         return f"{text_html(row['owner_name'])} <small>{owner}</small>"
     return owner
 

@@ -198,3 +198,40 @@ def test_a_lead_reads_a_patch_caller_map_and_follows_a_frozen_symbol(demo, brows
     assert "shop.pricing:round_price" in page.locator("main").inner_text()
     shoot(page, "freeze-blocks-symbols")
     assert not errors, "\n".join(errors)
+
+
+def test_the_pages_read_at_390_px_without_breaking_an_id(demo, browsing):
+    page, errors = browsing.page, browsing.errors
+    page.set_viewport_size({"width": 390, "height": 844})
+    log_in(page)
+    from evidence.models import Report
+
+    patch = Report.objects.select_related("patch__repository").first().patch
+    pages = {
+        "overview-390": reverse("dashboards:index"),
+        "repository-390": reverse("dashboards:repository", args=["shop-api"]),
+        "patch-390": reverse("dashboards:patch", args=[patch.repository.slug, patch.pk]),
+    }
+    for name, url in pages.items():
+        page.goto(url)
+        if name == "overview-390":
+            assert_charts_drawn(page, at_least=3)
+        # The page keeps the phone's width: wide tables scroll inside their own box.
+        width = page.evaluate("document.documentElement.scrollWidth")
+        wide = page.evaluate(
+            """Array.from(document.querySelectorAll('main *')).filter(e => {
+                 for (let a = e.parentElement; a; a = a.parentElement) {
+                   if (getComputedStyle(a).overflowX !== 'visible') return false;
+                 }
+                 return e.getBoundingClientRect().right > 391;
+               }).slice(0, 5).map(e => e.outerHTML.slice(0, 120))"""
+        )
+        assert width <= 390, f"{url}: {width} px wide: {wide}"
+        # No freeze id, node id or path is broken over two lines.
+        broken = page.evaluate(
+            """Array.from(document.querySelectorAll('main code')).filter(
+                 c => c.getClientRects().length > 1).map(c => c.textContent)"""
+        )
+        assert broken == [], f"{url}: {broken[:5]}"
+        shoot(page, name)
+    assert not errors, "\n".join(errors)

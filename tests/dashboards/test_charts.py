@@ -165,3 +165,25 @@ def test_chart_functions_do_not_change_their_input():
     for name, (_, _, data) in CHARTS.items():
         draw(name, data)
     assert json.dumps(SERIES, default=str) == before
+
+
+def test_the_blocked_share_axis_shows_100_percent_and_hover_names_are_whole():
+    layout = draw("blocked", CHARTS["blocked"][2])["layout"]
+    assert layout["yaxis"]["tickvals"][-1] == 100
+    assert layout["yaxis"]["range"][1] > 100  # a week at 100 % is drawn whole
+    for name in CHARTS:
+        assert draw(name, CHARTS[name][2])["layout"]["hoverlabel"] == {"namelength": -1}
+
+
+def test_an_empty_chart_panel_has_its_title_once():
+    from dashboards.views.common import chart_panel
+
+    panel = chart_panel(
+        "freeze-debt",
+        charts.freeze_debt_figure([]),
+        [],
+        columns=("active",),
+        csv="/export/freeze-debt.csv",
+    )
+    assert panel["empty"] and panel["title"] == "Freeze debt over time"
+    assert panel["figure"]["layout"]["title"]["text"] == ""  # the panel's heading is the title

@@ -735,3 +735,45 @@ def test_the_header_links_to_owners_api_docs_and_for_staff_the_admin(client, wor
     client.force_login(staff)
     page = client.get(reverse("dashboards:index")).content.decode()
     assert f'href="{reverse("admin:index")}">Admin</a>' in page
+
+
+def test_the_per_file_delta_lists_the_files_the_patch_changed_first(client, world):
+    repository = world["billing"][0]
+    patch = PatchFactory(repository=repository)
+    unchanged = {"base_passed": 5, "head_passed": 5, "delta": 0, "new_skips": 0,
+                 "retired_skips": 0, "lost": 0}  # fmt: skip
+    per_file = [
+        {"file": "tests/test_a.py", **unchanged},
+        {"file": "tests/test_b.py", **unchanged},
+        {**unchanged, "file": "tests/test_z.py", "head_passed": 9, "delta": 4},
+    ]
+    ReportFactory(patch=patch, status="ready", verdict="pass", body=report_body(per_file=per_file))
+    url = reverse("dashboards:patch", args=["billing", patch.pk])
+    page = login(client, world["lead"]).get(url).content.decode()
+    table = page[page.index('id="per-file-table"') :]
+    order = re.findall(r"<th scope=\"row\"><code>(tests/test_\w\.py)</code>", table)
+    assert order == ["tests/test_z.py", "tests/test_a.py", "tests/test_b.py"]
+
+
+def test_breadcrumbs_end_with_a_link_not_a_stray_separator(client, world):
+    _, patch, freeze = world["billing"]
+    login(client, world["lead"])
+    for url in (
+        reverse("dashboards:repository", args=["billing"]),
+        reverse("dashboards:patch", args=["billing", patch.pk]),
+        reverse("dashboards:freeze", args=["billing", freeze.freeze_id]),
+    ):
+        page = client.get(url).content.decode()
+        crumbs = page[page.index('<p class="crumbs">') :]
+        crumbs = crumbs[: crumbs.index("</p>")]
+        assert crumbs.endswith("</a>"), url
+
+
+def test_an_address_owner_is_shown_once_in_the_ledger(client, world):
+    repository = world["billing"][0]
+    FreezeFactory(repository=repository, freeze_id="FRZ-ADDR", owner="ops@example.com")
+    page = login(client, world["lead"]).get(reverse("dashboards:repository", args=["billing"]))
+    html = page.content.decode()
+    row = html[html.index("FRZ-ADDR</a>") :]
+    row = row[: row.index("</tr>")]
+    assert row.count("ops@example.com") == 1
