@@ -55,15 +55,6 @@ PRODUCTION, TEST, FIXTURE, OTHER = "production", "test", "fixture", "other"
 CONE_CAP = 200
 CONE_DEPTH = 4
 LIST_CAP = 200
-ANALYSIS_CODES = (
-    "untested-caller",
-    "contract-change",
-    "fixture-lock",
-    "co-modified",
-    "unlabeled-path",
-    "frozen-symbol",
-    "candidate-only",
-)
 
 
 @dataclass(slots=True)
