@@ -127,7 +127,7 @@ def _capped(values: Iterable[str], cap: int = LIST_CAP) -> list[str]:
 
 
 @dataclass(slots=True)
-class Changed_:
+class ChangedSymbol:
     """A changed symbol, where it lives."""
 
     path: str
@@ -146,9 +146,8 @@ class Analysis:
         self.incomplete_reason: str | None = None
         self.governance: dict[str, dict[str, Any]] = {}
         self.result: dict[str, Any] = {}
-        self.changed: dict[str, Changed_] = {}
+        self.changed: dict[str, ChangedSymbol] = {}
         self.moved: dict[str, str] = {}
-        self.stats: dict[str, float] = {}
         self.reexports_removed: list[str] = []
         #: (path, qualname) of test-tree definitions the patch added or edited
         self.changed_tests: set[tuple[str, str]] = set()
@@ -252,7 +251,7 @@ class Analysis:
         reader.load(wanted)
 
         files: list[dict[str, Any]] = []
-        changed: list[Changed_] = []
+        changed: list[ChangedSymbol] = []
         for change in self.changes:
             self.clock.check()
             old_path = change.old_path or change.path
@@ -305,7 +304,7 @@ class Analysis:
                     [f"module moved from {old_module} to {module}", *gone.reasons],
                     came.symbols,
                 )
-                changed.extend(Changed_(old_path, old_module, sc) for sc in gone.symbols)
+                changed.extend(ChangedSymbol(old_path, old_module, sc) for sc in gone.symbols)
             else:
                 conftest = PurePosixPath(change.path).name == "conftest.py"
                 fc = compare(
@@ -331,7 +330,7 @@ class Analysis:
             if fc.all_changed:
                 entry["all_changed"] = True
             if production:
-                changed.extend(Changed_(change.path, module, sc) for sc in fc.symbols)
+                changed.extend(ChangedSymbol(change.path, module, sc) for sc in fc.symbols)
         self.result["class"] = highest([f["class"] for f in files])
         self.result["files"] = files
         self.result["skipped"] = skipped
@@ -341,7 +340,7 @@ class Analysis:
         # A definition that left one place and arrived unchanged at another moved: matched by
         # its name, kind and digest, one to one (a class's digest leaves out its methods, so
         # plain classes alike in body are told apart by their names).
-        def move_key(c: Changed_) -> tuple[str, str, str] | None:
+        def move_key(c: ChangedSymbol) -> tuple[str, str, str] | None:
             side = c.change.base if c.change.change == REMOVED else c.change.head
             if side is None:
                 return None
