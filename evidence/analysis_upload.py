@@ -50,3 +50,43 @@ def analysis_errors(value: Any) -> list[dict[str, str]]:
 
 def max_analysis_bytes() -> int:
     return settings.FREEZEDEBT_MAX_ANALYSIS_BYTES
+
+
+def openapi_schema() -> dict[str, Any]:
+    """The analysis JSON Schema in OpenAPI 3.0's dialect, for the API's own schema: the same
+    document the upload is checked against (a looser one would have clients, and the fuzzer,
+    send what is then refused). ``$defs`` are written out where they are used, ``const``
+    becomes a one-value ``enum`` and a null alternative becomes ``nullable``."""
+    document = schema()
+    defs = document.get("$defs", {})
+
+    def convert(node: Any) -> Any:
+        if isinstance(node, list):
+            return [convert(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            return convert(defs[node["$ref"].rsplit("/", 1)[-1]])
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in ("$schema", "$id", "$defs"):
+                continue
+            if key == "const":
+                out["enum"] = [value]
+            elif key == "type" and isinstance(value, list):
+                kinds = [k for k in value if k != "null"]
+                out["type"] = kinds[0]
+                if len(kinds) < len(value):
+                    out["nullable"] = True
+            elif key == "anyOf" and {"type": "null"} in value:
+                rest = [convert(v) for v in value if v != {"type": "null"}]
+                merged = rest[0] if len(rest) == 1 else {"anyOf": rest}
+                out.update(merged)
+                out["nullable"] = True
+            else:
+                out[key] = convert(value)
+        return out
+
+    converted: dict[str, Any] = convert(document)
+    converted["nullable"] = True  # a patch may come without an analysis
+    return converted

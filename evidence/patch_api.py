@@ -22,7 +22,12 @@ from config.fields import ShaField, StrictBooleanField, StrictTypesSerializer
 from config.jsontext import unstorable
 from config.pagination import Pages
 from evidence import patch_selectors as selectors
-from evidence.analysis_upload import analysis_errors, analysis_size, max_analysis_bytes
+from evidence.analysis_upload import (
+    analysis_errors,
+    analysis_size,
+    max_analysis_bytes,
+    openapi_schema,
+)
 from evidence.authentication import READ_AUTHENTICATION
 from evidence.models import Patch, Report
 from evidence.patches import patch_declare
@@ -66,9 +71,10 @@ _LINE = f"([AMDT]\t{_PATH}|[RC][0-9]{{0,3}}\t{_PATH}\t{_PATH}|{_PATH}|)"
 _NAME_STATUS_TEXT = f"^{_LINE}(\n{_LINE})*$"
 
 
-@extend_schema_field({"type": "object", "additionalProperties": {}, "nullable": True})
+@extend_schema_field(openapi_schema())
 class AnalysisField(serializers.JSONField):
-    """``analysis``: the analysis JSON, an object (the schema says so; JSONField says "any")."""
+    """``analysis``: the analysis JSON of ``freezedebt-ci analyze``, as its shipped schema
+    describes it (JSONField alone says "any")."""
 
 
 @extend_schema_field(
