@@ -9,7 +9,16 @@ import urllib.request
 
 import pytest
 
-from tests.e2e.live import BIN, E2E_DATABASE, ROOT, free_port, run, wait_for
+from tests.e2e.live import (
+    BIN,
+    E2E_DATABASE,
+    ROOT,
+    celery_beat,
+    celery_worker,
+    free_port,
+    run,
+    wait_for,
+)
 
 
 @pytest.fixture
@@ -59,28 +68,8 @@ def live_service(tmp_path):
             "--access-logfile",
             "-",
         ],
-        "worker": [
-            BIN / "celery",
-            "-A",
-            "config",
-            "worker",
-            "--loglevel",
-            "INFO",
-            "--concurrency",
-            "2",
-            "--without-gossip",
-            "--without-mingle",
-        ],
-        "beat": [
-            BIN / "celery",
-            "-A",
-            "config",
-            "beat",
-            "--loglevel",
-            "INFO",
-            "--schedule",
-            tmp_path / "beat-schedule",
-        ],
+        "worker": celery_worker(),
+        "beat": celery_beat(tmp_path / "beat-schedule"),
     }
     processes = {
         key: subprocess.Popen(

@@ -28,6 +28,18 @@ e2e_only = pytest.mark.skipif(
 )
 
 
+def celery_worker() -> list:
+    """The Celery worker's command line, as the README's deployment runs it."""
+    return [BIN / "celery", "-A", "config", "worker", "--loglevel", "INFO", "--concurrency", "2",
+            "--without-gossip", "--without-mingle"]  # fmt: skip
+
+
+def celery_beat(schedule: Path) -> list:
+    """Celery beat's command line, its schedule kept in ``schedule``."""
+    return [BIN / "celery", "-A", "config", "beat", "--loglevel", "INFO", "--schedule",
+            str(schedule)]  # fmt: skip
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

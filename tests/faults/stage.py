@@ -37,6 +37,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.e2e.live import celery_beat, celery_worker
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 # Short, so each recovery takes seconds; the bound of each check is stated from it.
@@ -389,38 +391,9 @@ class Deployment:
                 "--access-logformat",
                 '%(s)s "%(r)s"',
             ],
-            "worker": [
-                BIN / "celery",
-                "-A",
-                "config",
-                "worker",
-                "--loglevel",
-                "INFO",
-                "--concurrency",
-                "2",
-                "--without-gossip",
-                "--without-mingle",
-            ],
-            "beat": [
-                BIN / "celery",
-                "-A",
-                "config",
-                "beat",
-                "--loglevel",
-                "INFO",
-                "--schedule",
-                str(self.workdir / "beat-schedule"),
-            ],
-            "beat2": [
-                BIN / "celery",
-                "-A",
-                "config",
-                "beat",
-                "--loglevel",
-                "INFO",
-                "--schedule",
-                str(self.workdir / "beat2-schedule"),
-            ],
+            "worker": celery_worker(),
+            "beat": celery_beat(self.workdir / "beat-schedule"),
+            "beat2": celery_beat(self.workdir / "beat2-schedule"),
         }
         log = (self.workdir / f"{name}.log").open("a")
         process = subprocess.Popen(
