@@ -16,6 +16,7 @@ from config.fields import StrictQuerySerializer
 from config.pagination import Pages
 from dashboards import selectors
 from dashboards.views.common import DEFAULT_RANGE_DAYS
+from evidence import visibility
 from evidence.authentication import READ_AUTHENTICATION
 from evidence.permissions import IsSignedInUser
 
@@ -81,7 +82,7 @@ class DebtApi(APIView):
         start = params.get("start") or end - datetime.timedelta(days=DEFAULT_RANGE_DAYS - 1)
         slug = params.get("repository")
         if slug:
-            selectors.repository_visible(request.user, slug)  # Http404 when not visible
+            visibility.repository(request.user, slug)  # Http404 when not visible
         rows = selectors.debt_snapshots(
             user=request.user, start=start, end=end, repositories=[slug] if slug else None
         )

@@ -1,6 +1,6 @@
 """Reads behind the dashboard pages, already limited to the repositories the user may see.
 
-Every function takes the user and answers only from ``Repository.objects.visible_to(user)``
+Every function takes the user and answers only from ``evidence.visibility.repositories(user)``
 (``repositories``, where taken, narrows that to some slugs; None or empty means all visible);
 a repository, patch or freeze outside it is Http404, never 403, so a page does not reveal that
 it exists. Debt figures and their charts come from ``DebtSnapshot`` rows only; the detail pages
@@ -22,6 +22,7 @@ from django.utils import timezone
 from config.sql import Read, fields
 from dashboards import charts
 from dashboards.models import SNAPSHOT_FIGURES, TOTAL_FIGURES, DebtSnapshot, DebtTotal
+from evidence import visibility
 from evidence.models import (
     Patch,
     Report,
@@ -29,7 +30,6 @@ from evidence.models import (
     Run,
     TestName,
     TestResult,
-    sees_every_repository,
 )
 from evidence.reports import ledger_freezes, patch_label
 from freezedebt_ci.analysis.judge import analysis_section
@@ -72,41 +72,12 @@ SERIES_FIELDS = SNAPSHOT_FIGURES
 BUCKET_LABELS = {bucket.value: bucket.label for bucket in TestResult.Bucket}
 
 
-def _visible(user, repositories: list[str] | None = None) -> QuerySet[Repository]:
-    visible = Repository.objects.visible_to(user)
-    if repositories:
-        visible = visible.filter(slug__in=repositories)
-    return visible
-
-
-def _every_repository(user, repositories: list[str] | None) -> bool:
-    """Whether the repositories read are every one, so that a read may leave out the repository
-    condition, as ``patch_selectors.visible_rows`` does: its join of every snapshot cost
-    PostgreSQL as much as a year's sums. Unlike there, upload tokens see none: the dashboards
-    are for people."""
-    return not repositories and sees_every_repository(user)
-
-
 def _snapshots_visible(
     user, repositories: list[str] | None, start: datetime.date, end: datetime.date
 ) -> QuerySet[DebtSnapshot]:
     """The snapshots of ``start``..``end`` of the visible repositories (of those named)."""
     snapshots = DebtSnapshot.objects.filter(day__gte=start, day__lte=end)
-    if not _every_repository(user, repositories):
-        snapshots = snapshots.filter(repository__in=_visible(user, repositories))
-    return snapshots
-
-
-def repository_visible(user, slug: str) -> Repository:
-    """The repository named ``slug`` if the user may see it; Http404 otherwise."""
-    return _repository(user, slug)
-
-
-def _repository(user, slug: str) -> Repository:
-    repository = _visible(user).filter(slug=slug).first()
-    if repository is None:
-        raise Http404("No such repository.")
-    return repository
+    return visibility.rows(snapshots, user, slugs=repositories)
 
 
 def debt_score(figures: dict[str, Any]) -> int:
@@ -225,7 +196,11 @@ def overview_rows(
 
 def _visible_rows(user, repositories: list[str] | None) -> list[dict[str, Any]]:
     """``pk``, ``slug`` and ``name`` of the visible repositories (of those named), by slug."""
-    return list(_visible(user, repositories).order_by("slug").values("pk", "slug", "name"))
+    return list(
+        visibility.repositories(user, slugs=repositories)
+        .order_by("slug")
+        .values("pk", "slug", "name")
+    )
 
 
 def _overview_rows(visible: list[dict[str, Any]], end: datetime.date) -> list[dict[str, Any]]:
@@ -350,8 +325,8 @@ def debt_totals(
     more query for the ids of those repositories).
     """
     ids = None
-    if not _every_repository(user, repositories):
-        ids = list(_visible(user, repositories).values_list("pk", flat=True))
+    if not visibility.sees_all(user, repositories):
+        ids = list(visibility.repositories(user, slugs=repositories).values_list("pk", flat=True))
     return _debt_totals(ids, start, end)
 
 
@@ -377,7 +352,7 @@ def overview(
     """What the overview page shows, the visible repositories read once: ``rows`` as
     :func:`overview_rows` gives them, ``daily`` and ``weekly`` as :func:`debt_totals` does."""
     visible = _visible_rows(user, repositories)
-    ids = None if _every_repository(user, repositories) else [row["pk"] for row in visible]
+    ids = None if visibility.sees_all(user, repositories) else [row["pk"] for row in visible]
     return {"rows": _overview_rows(visible, end), **_debt_totals(ids, start, end)}
 
 
@@ -534,7 +509,7 @@ def repository_detail(
     ``overrides``: the severities stored for this repository, and the last 20 audited changes).
     The snapshots are read once, for ``series``; ``weekly`` is derived from it.
     """
-    repository = _repository(user, slug)
+    repository = visibility.repository(user, slug)
     today = today or timezone.localdate()
     end = end or today
     start = start or end - datetime.timedelta(days=DEFAULT_TREND_DAYS - 1)
@@ -630,7 +605,7 @@ def patch_detail(*, user, repository_slug: str, patch_id: int) -> dict[str, Any]
     ``earned``, ``borrowed``, ``drift`` (``key``, ``base``, ``head`` for each meta key that
     differs), ``base_run``/``head_run`` (their ids, None when missing), ``analysis``.
     """
-    repository = _repository(user, repository_slug)
+    repository = visibility.repository(user, repository_slug)
     patch = (
         Patch.objects.filter(repository=repository, pk=patch_id).select_related("report").first()
     )
@@ -738,7 +713,7 @@ def freeze_detail(*, user, repository_slug: str, freeze_id: str) -> dict[str, An
     ``outcomes`` (the repository's last 20 runs, newest first: ``run``, ``sha``, ``branch``,
     ``created_at``, ``outcome`` passed/failed/skipped/xfail or ``not run``).
     """
-    repository = _repository(user, repository_slug)
+    repository = visibility.repository(user, repository_slug)
     found = _FREEZE.instances(Freeze, [repository.pk, freeze_id])
     if not found:
         raise Http404("No such freeze.")

@@ -37,8 +37,8 @@ BEARER_CHALLENGE = 'Bearer realm="api"'
 class TokenPrincipal:
     """``request.user`` for a request made with an upload token: one repository, one scope.
 
-    It is never a Django user: it has no permissions, is not staff, and sees no repository
-    through ``Repository.objects.visible_to``.
+    It is never a Django user: it has no permissions, is not staff, belongs to no team, and
+    sees its own repository only (``evidence.visibility``).
     """
 
     token_id: int
@@ -128,7 +128,7 @@ class UploadTokenAuthentication(BaseAuthentication):
 
 class PersonalTokenAuthentication(BaseAuthentication):
     """A personal token (``fdp_…``): the request is made as the token's user, who sees what
-    ``Repository.objects.visible_to(user)`` allows.
+    ``evidence.visibility.repositories(user)`` allows.
 
     A personal token only reads: on any other method it is refused here with 403, whatever the
     view, so no endpoint that writes (uploads, ledger sync, or any later form) can be reached

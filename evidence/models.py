@@ -30,30 +30,6 @@ validate_repository_slug = RegexValidator(
 )
 
 
-def sees_every_repository(user) -> bool:
-    """Whether ``visible_to(user)`` is every repository (active staff): a read may then leave
-    out the repository condition altogether."""
-    return bool(getattr(user, "is_authenticated", False) and user.is_active and user.is_staff)
-
-
-class RepositoryQuerySet(models.QuerySet["Repository"]):
-    def visible_to(self, user) -> "RepositoryQuerySet":
-        """The repositories a user may read; every read path filters through this."""
-        if not getattr(user, "is_authenticated", False) or not user.is_active:
-            return self.none()
-        if sees_every_repository(user):
-            return self.all()
-        from django.contrib.auth.base_user import AbstractBaseUser
-
-        if not isinstance(user, AbstractBaseUser):
-            # An upload token's principal is no user and belongs to no team.
-            return self.none()
-        # A lead sees the repositories of their teams (section 9). A subquery rather than a join,
-        # so a repository of two of the user's teams comes once without DISTINCT, which would
-        # get in the way of ordering, counting and further filters.
-        return self.filter(pk__in=self.model.objects.filter(teams__members=user).values("pk"))
-
-
 def validate_git_url(value: str) -> None:
     """https://, http://, ssh://, git:// or file:// URLs, scp-like ``user@host:path``, or an
     absolute path; never a transport that runs a command (``ext::``) or an option."""
@@ -85,8 +61,6 @@ class Repository(TimeStamped):
     # Read-only credential for git_url (a token sent as HTTP basic auth). A secret: never
     # shown back by a page, the admin or the API.
     git_credential = models.TextField(blank=True, default="")
-
-    objects = RepositoryQuerySet.as_manager()
 
     class Meta:
         ordering = ["slug"]

@@ -22,6 +22,7 @@ from config.fields import ShaField, StrictBooleanField, StrictTypesSerializer
 from config.jsontext import unstorable
 from config.pagination import Pages
 from evidence import patch_selectors as selectors
+from evidence import visibility
 from evidence.analysis_upload import (
     analysis_errors,
     analysis_size,
@@ -344,7 +345,7 @@ class PatchesApi(APIView):
     )
     def get(self, request: Request) -> Response:
         slug = request.query_params.get("repository")
-        repository = selectors.repository_get(request.user, slug=slug) if slug else None
+        repository = visibility.repository(request.user, slug, tokens=True) if slug else None
         patches = selectors.patches_visible_to(request.user, repository=repository)
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(patches, request, view=self)
@@ -401,7 +402,7 @@ class RepositoriesApi(APIView):
         responses={200: OutputSerializer(many=True), **error_responses(400, 401, 403, 404)},
     )
     def get(self, request: Request) -> Response:
-        repositories = selectors.repositories_visible_to(request.user).order_by("slug")
+        repositories = visibility.repositories(request.user, tokens=True).order_by("slug")
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(repositories, request, view=self)
         return paginator.get_paginated_response(self.OutputSerializer(page, many=True).data)

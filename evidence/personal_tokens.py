@@ -1,7 +1,7 @@
 """Personal API tokens: a person's credential for the read endpoints.
 
 A personal token reads ``fdp_<prefix>_<secret>`` and acts as its user, so it sees exactly what
-``Repository.objects.visible_to(user)`` lets that user see. It only reads: upload and ledger
+``evidence.visibility`` lets that user see. It only reads: upload and ledger
 endpoints refuse it, and an upload token (``fdk_``) is never a user. Text, digest and checking
 are the upload tokens' own (``evidence.tokens``), with the personal marker.
 """

@@ -7,14 +7,16 @@ not see is "not found", so an answer never reveals that another repository's run
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
+from evidence import visibility
 from evidence.models import Run
-from evidence.patch_selectors import visible_rows
 
 
 def runs_visible_to(principal) -> QuerySet[Run]:
     """Runs of the repositories the caller sees. The upload body is left out: no read needs
     it, and it may be tens of MiB."""
-    return visible_rows(Run.objects.defer("raw").select_related("repository"), principal)
+    return visibility.rows(
+        Run.objects.defer("raw").select_related("repository"), principal, tokens=True
+    )
 
 
 def run_get(principal, *, run_id: int) -> Run:

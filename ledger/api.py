@@ -17,7 +17,7 @@ from config.exceptions import Conflict
 from config.fields import ShaField, StrictQuerySerializer
 from config.pagination import Pages
 from config.parsers import read_bounded
-from evidence import patch_selectors as selectors
+from evidence import visibility
 from evidence.api import NON_EMPTY_TEXT
 from evidence.authentication import READ_AUTHENTICATION, UPLOAD_AUTHENTICATION
 from evidence.permissions import HasScope, IsSignedInUser
@@ -277,7 +277,7 @@ class FreezesApi(APIView):
     )
     def get(self, request: Request) -> Response:
         slug = request.query_params.get("repository")
-        repository = selectors.repository_get(request.user, slug=slug) if slug else None
+        repository = visibility.repository(request.user, slug, tokens=True) if slug else None
         retired = request.query_params.get("include_retired", "false").lower()
         if retired not in ("true", "false"):
             raise ValidationError({"include_retired": ["Expected true or false."]})

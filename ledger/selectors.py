@@ -5,8 +5,8 @@ from collections.abc import Iterable
 from django.db.models import F, QuerySet
 
 from config.sql import Read
+from evidence import visibility
 from evidence.models import Repository
-from evidence.patch_selectors import visible_rows
 from ledger.models import Freeze, FreezeAction
 
 
@@ -14,7 +14,7 @@ def freezes_visible_to(
     principal, *, repository: Repository | None = None, include_retired: bool = False
 ) -> QuerySet[Freeze]:
     """Freezes of the visible repositories, soonest expiry first (retired ones on request)."""
-    freezes = visible_rows(Freeze.objects.all(), principal)
+    freezes = visibility.rows(Freeze.objects.all(), principal, tokens=True)
     if repository is not None:
         freezes = freezes.filter(repository=repository)
     if not include_retired:

@@ -21,7 +21,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from dashboards.live import refresh_later
 from dashboards.teams import is_lead
-from evidence.models import Repository
+from evidence import visibility
 from ledger.links import ActionLink, LinkError, LinkUsed, link_freeze, link_read
 from ledger.models import Freeze, FreezeAction, Owner
 from ledger.owners import owners_resolve
@@ -139,7 +139,7 @@ def _foreign_handles(user) -> set[str]:
     """
     if user.is_staff:
         return set()
-    visible = Repository.objects.visible_to(user)
+    visible = visibility.repositories(user)
     return set(
         Freeze.objects.current().exclude(repository__in=visible).values_list("owner", flat=True)
     )
@@ -181,7 +181,7 @@ class OwnerForm(forms.ModelForm):
 def _unowned_handles(user) -> list[tuple[str, int]]:
     """Handles of the user's repositories' current freezes that name nobody, with how many
     freezes each holds."""
-    freezes = Freeze.objects.current().filter(repository__in=Repository.objects.visible_to(user))
+    freezes = visibility.rows(Freeze.objects.current(), user)
     handles = Counter(freezes.values_list("owner", flat=True))
     resolved = owners_resolve(handles)
     return sorted((handle, count) for handle, count in handles.items() if handle not in resolved)

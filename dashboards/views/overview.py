@@ -21,7 +21,7 @@ from dashboards import charts, exports, live, selectors
 from dashboards.actions import overview_actions
 from dashboards.selectors import weekly_from_series
 from dashboards.views.common import Filters, change_text, chart_panel, minute_text, text_html
-from evidence.models import Repository
+from evidence import visibility
 from freezedebt_ci.ledger import EXPIRING_WITHIN_DAYS
 
 OVERVIEW_COLUMNS = (
@@ -171,9 +171,7 @@ def index(request: HttpRequest) -> HttpResponse:
     if request.GET.get("format") == "csv":
         return exports.overview_csv(_rows_only(request, filters)["rows"])
     visible = list(
-        Repository.objects.visible_to(request.user)
-        .order_by("slug")
-        .values_list("pk", "slug", "name")
+        visibility.repositories(request.user).order_by("slug").values_list("pk", "slug", "name")
     )
     chosen = [
         pk for pk, slug, _ in visible if not filters.repositories or slug in filters.repositories
@@ -237,7 +235,7 @@ def export(request: HttpRequest, name: str) -> HttpResponse:
     if name not in EXPORTS:
         raise Http404("No such export.")
     filters = Filters(request.GET, today=timezone.localdate())
-    visible = Repository.objects.visible_to(request.user).order_by("slug").values_list("pk", "slug")
+    visible = visibility.repositories(request.user).order_by("slug").values_list("pk", "slug")
     chosen = [
         pk for pk, slug in visible if not filters.repositories or slug in filters.repositories
     ]

@@ -23,7 +23,7 @@ from dashboards.actions import repository_actions
 from dashboards.forms import InlineWidgetRenderer
 from dashboards.selectors import weekly_from_series
 from dashboards.views.common import Filters, chart_panel, minute_text, text_html
-from evidence.models import Repository
+from evidence import visibility
 from freezedebt_ci.ledger import EXPIRING_WITHIN_DAYS
 from freezedebt_ci.policy import DEFAULT_SEVERITIES, SEVERITIES
 from ledger.models import FreezeAction
@@ -377,8 +377,7 @@ REPOSITORY_EXPORTS: dict[str, Callable[[dict[str, Any]], HttpResponse]] = {
 def repository_export(request: HttpRequest, slug: str, name: str) -> HttpResponse:
     if name not in REPOSITORY_EXPORTS:
         raise Http404("No such export.")
-    if not Repository.objects.visible_to(request.user).filter(slug=slug).exists():
-        raise Http404("No such repository.")
+    visibility.repository(request.user, slug)
     filters = Filters(request.GET, today=timezone.localdate())
     series = selectors.debt_series(
         user=request.user, start=filters.start, end=filters.end, repositories=[slug]
@@ -391,9 +390,7 @@ def repository_export(request: HttpRequest, slug: str, name: str) -> HttpRespons
 @login_required
 def policy_edit(request: HttpRequest, slug: str) -> HttpResponse:
     """Leads of the repository (and staff) change its policy; every change is audited."""
-    repository = Repository.objects.visible_to(request.user).filter(slug=slug).first()
-    if repository is None:
-        raise Http404("No such repository.")
+    repository = visibility.repository(request.user, slug)
     form = PolicyForm(request.POST)
     if form.is_valid():
         try:

@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from dashboards.models import Team
 from dashboards.teams import staff_addresses, team_create, team_lead_addresses
-from evidence.models import Repository
+from evidence import visibility
 from ledger.models import Owner
 from ledger.reminders import reminders_send
 from tests.factories import FreezeFactory, RepositoryFactory, UserFactory
@@ -44,7 +44,7 @@ def search_lead(search):
 
 
 def visible(user) -> list[str]:
-    return list(Repository.objects.visible_to(user).values_list("slug", flat=True))
+    return list(visibility.repositories(user).values_list("slug", flat=True))
 
 
 def test_staff_see_every_repository(billing, search, staff):
@@ -59,7 +59,7 @@ def test_a_repository_of_two_of_the_users_teams_comes_once(payments_lead, billin
     team_create(name="Platform", slug="platform", members=[payments_lead], repositories=[billing])
     Team.objects.get(slug="payments").repositories.add(search)
     assert visible(payments_lead) == ["billing", "search"]
-    assert Repository.objects.visible_to(payments_lead).count() == 2
+    assert visibility.repositories(payments_lead).count() == 2
 
 
 def test_a_user_without_a_team_sees_nothing(billing, outsider):

@@ -1,9 +1,11 @@
 import pytest
 from django.test import override_settings
 
+from evidence import visibility
 from evidence.authentication import TokenPrincipal
-from evidence.models import Repository, UploadToken
+from evidence.models import UploadToken
 from evidence.services import token_create, token_revoke
+from tests.factories import RepositoryFactory
 
 TOKEN_URL = "/api/v1/token"
 
@@ -135,13 +137,16 @@ def test_throttle_counts_each_token_separately(api_client, repository):
     assert api_client.get(TOKEN_URL, **_bearer(second)).status_code == 200
 
 
-def test_token_principal_sees_no_repository_as_a_user(repository):
+def test_token_principal_sees_its_own_repository_through_the_api_only(repository):
+    RepositoryFactory()
     token, _ = token_create(repository=repository, scope="evidence")
     principal = TokenPrincipal.from_token(token)
     assert principal.repository == repository
     assert principal.is_authenticated
     assert not principal.is_staff
-    assert not Repository.objects.visible_to(principal).exists()
+    assert list(visibility.repositories(principal, tokens=True)) == [repository]
+    assert not visibility.repositories(principal).exists()
+    assert not visibility.sees_every_repository(principal)
     assert str(principal) == f"token fdk_{token.prefix}"
 
 

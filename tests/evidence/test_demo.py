@@ -6,8 +6,9 @@ from django.core.management import call_command
 
 from dashboards import charts, selectors
 from dashboards.models import DebtSnapshot, Team
+from evidence import visibility
 from evidence.demo import DEMO_PASSWORD, DEMO_USER, MODULES, demo_load
-from evidence.models import Patch, Report, Repository, Run
+from evidence.models import Patch, Report, Run
 from ledger.models import Freeze, FreezeAction, FreezeEvent
 
 TODAY = dt.date(2026, 11, 30)
@@ -66,7 +67,7 @@ def test_the_demo_lead_is_a_team_member_not_staff(demo):
     assert not lead.is_staff
     team = Team.objects.get(slug="platform")
     assert list(team.members.all()) == [lead]
-    assert set(Repository.objects.visible_to(lead).values_list("slug", flat=True)) == set(MODULES)
+    assert set(visibility.repositories(lead).values_list("slug", flat=True)) == set(MODULES)
 
 
 def test_demo_patches_are_spread_over_past_days(demo):

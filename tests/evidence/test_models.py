@@ -4,6 +4,7 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from evidence import visibility
 from evidence.models import Patch, Report, Repository, Run, TestName, TestResult, UploadToken
 from ledger.models import Freeze, LedgerVersion
 from tests.factories import (
@@ -38,20 +39,20 @@ def test_repository_default_branch_is_main(db):
 def test_staff_see_every_repository(db):
     repositories = RepositoryFactory.create_batch(2)
     staff = UserFactory(is_staff=True)
-    assert set(Repository.objects.visible_to(staff)) == set(repositories)
+    assert set(visibility.repositories(staff)) == set(repositories)
 
 
 def test_other_users_see_no_repository_until_teams_exist(db):
     RepositoryFactory()
-    assert not Repository.objects.visible_to(UserFactory()).exists()
+    assert not visibility.repositories(UserFactory()).exists()
 
 
 def test_anonymous_and_inactive_users_see_nothing(db):
     from django.contrib.auth.models import AnonymousUser
 
     RepositoryFactory()
-    assert not Repository.objects.visible_to(AnonymousUser()).exists()
-    assert not Repository.objects.visible_to(UserFactory(is_staff=True, is_active=False)).exists()
+    assert not visibility.repositories(AnonymousUser()).exists()
+    assert not visibility.repositories(UserFactory(is_staff=True, is_active=False)).exists()
 
 
 def test_deleting_a_repository_removes_everything_it_owns(db):
