@@ -3,8 +3,8 @@
 A signed-in person sees every repository when active staff, else the repositories of their
 teams. An upload token sees nothing, except through the API reads that take ``tokens=True``
 (runs, patches, freezes), where it sees its own repository: pages and dashboards are for people.
-Anyone else sees nothing. What a caller
-may not see is "not found", never "forbidden": an answer must not reveal that it exists.
+Anyone else sees nothing. What a caller may not see is "not found", never "forbidden": an
+answer must not reveal that it exists.
 """
 
 from collections.abc import Iterable
