@@ -1,32 +1,9 @@
-"""Teams (who leads which repositories) and the daily debt snapshots the charts read."""
+"""The daily debt snapshots the charts read, and their totals."""
 
-from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from evidence.models import Repository, TimeStamped
-
-
-class Team(TimeStamped):
-    """A group of leads owning repositories: its members see them and get their digests."""
-
-    name = models.CharField(max_length=200)
-    slug = models.SlugField(max_length=100)
-    members = models.ManyToManyField(
-        settings.AUTH_USER_MODEL, related_name="freezedebt_teams", blank=True
-    )
-    repositories = models.ManyToManyField(Repository, related_name="teams", blank=True)
-
-    class Meta:
-        ordering = ["slug"]
-        constraints = [
-            # Admin links and the demo name a team by its slug.
-            models.UniqueConstraint(fields=["slug"], name="team_unique_slug"),
-        ]
-
-    def __str__(self) -> str:
-        return self.name
-
+from evidence.models import Repository
 
 # The figures a daily snapshot holds, in the order pages and CSV exports show them.
 SNAPSHOT_FIGURES = (

@@ -1,7 +1,7 @@
 from django import forms
 from django.contrib import admin, messages
 from django.db import models
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 from django.db.models.functions import Length
 from django.http import HttpRequest
 from django.utils import timezone
@@ -14,6 +14,7 @@ from evidence.models import (
     Run,
     RunOutcomes,
     ServerAnalysis,
+    Team,
     TestName,
     UploadToken,
 )
@@ -57,6 +58,32 @@ class RepositoryForm(forms.ModelForm):
         if commit:
             repository.save()
         return repository
+
+
+@admin.register(Team)
+class TeamAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "member_count", "repository_count"]
+    search_fields = ["name", "slug", "members__username", "repositories__slug"]
+    prepopulated_fields = {"slug": ["name"]}
+    filter_horizontal = ["members", "repositories"]
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                _members=Count("members", distinct=True),
+                _repositories=Count("repositories", distinct=True),
+            )
+        )
+
+    @admin.display(description="members", ordering="_members")
+    def member_count(self, team: Team) -> int:
+        return team._members
+
+    @admin.display(description="repositories", ordering="_repositories")
+    def repository_count(self, team: Team) -> int:
+        return team._repositories
 
 
 @admin.register(Repository)

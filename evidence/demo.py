@@ -16,12 +16,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from dashboards import live
-from dashboards.models import Team
 from dashboards.snapshots import snapshots_backfill
 from evidence import uploads
 from evidence.demo_analysis import demo_analyses
 from evidence.ingest import run_ingest, run_receive
-from evidence.models import Patch, Report, Repository, Run, UploadToken
+from evidence.models import Patch, Report, Repository, Run, Team, UploadToken
 from evidence.patches import patch_declare
 from evidence.reports import report_body, report_compute, run_evidence, run_for_report
 from evidence.services import repository_create, token_create

@@ -1,5 +1,5 @@
-"""Repositories, their upload tokens, and the evidence CI sends: runs, per-test results,
-patches and their reports."""
+"""Repositories, the teams that lead them, their upload tokens, and the evidence CI sends:
+runs, per-test results, patches and their reports."""
 
 import hashlib
 import re
@@ -78,6 +78,29 @@ class Repository(TimeStamped):
 
     def __str__(self) -> str:
         return self.slug
+
+
+class Team(TimeStamped):
+    """A group of leads owning repositories: its members see them and get their digests."""
+
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=100)
+    members = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, related_name="freezedebt_teams", blank=True
+    )
+    repositories = models.ManyToManyField(Repository, related_name="teams", blank=True)
+
+    class Meta:
+        # The table kept its name when the model moved here from the dashboards app.
+        db_table = "dashboards_team"
+        ordering = ["slug"]
+        constraints = [
+            # Admin links and the demo name a team by its slug.
+            models.UniqueConstraint(fields=["slug"], name="team_unique_slug"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
 
 
 # Every token text starts with this marker, so a leaked token is recognisable by scanners.

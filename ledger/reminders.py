@@ -23,7 +23,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from dashboards.teams import staff_addresses, team_lead_addresses
+from evidence.teams import staff_addresses, team_lead_addresses
 from freezedebt_ci.ledger import expiry_status
 from ledger.emails import Digest, DigestRow, days_left_text, digest_message, reminder_message
 from ledger.models import Claim, DigestClaim, Freeze, ReminderClaim

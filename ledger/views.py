@@ -20,8 +20,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from dashboards.live import refresh_later
-from dashboards.teams import is_lead
 from evidence import visibility
+from evidence.teams import is_lead
 from ledger.links import ActionLink, LinkError, LinkUsed, link_freeze, link_read
 from ledger.models import Freeze, FreezeAction, Owner
 from ledger.owners import owners_resolve

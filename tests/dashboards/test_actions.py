@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from dashboards import actions
-from dashboards.teams import team_create
+from evidence.teams import team_create
 from ledger.models import Freeze, FreezeAction, Owner
 from ledger.selectors import open_renewal_requests
 from tests.dashboards.test_pages import login, make_repository

@@ -8,9 +8,9 @@ import pytest
 import time_machine
 from django.urls import reverse
 
-from dashboards.teams import team_create
 from evidence.patches import patch_declare
 from evidence.reports import report_compute
+from evidence.teams import team_create
 from freezedebt_ci.changes import parse_name_status
 from ledger.governance import governance_sync
 from ledger.models import GovernanceFile, Policy

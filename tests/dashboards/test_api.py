@@ -12,10 +12,10 @@ from rest_framework.test import APIClient
 from dashboards import selectors
 from dashboards.api import DebtApi
 from dashboards.models import DebtSnapshot
-from dashboards.teams import team_create
 from evidence.models import UploadToken
 from evidence.personal_tokens import personal_token_create
 from evidence.services import token_create
+from evidence.teams import team_create
 from tests.factories import RepositoryFactory, UserFactory
 
 URL = "/api/v1/debt"

@@ -14,8 +14,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from dashboards.models import DebtSnapshot
-from dashboards.teams import team_create
 from evidence.models import TestResult
+from evidence.teams import team_create
 from freezedebt_ci.report import ACTIONS
 from ledger.models import FreezeAction, FreezeEvent, PolicyChange
 from tests.factories import (

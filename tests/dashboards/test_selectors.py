@@ -8,8 +8,8 @@ from django.test.utils import CaptureQueriesContext
 
 from dashboards import charts, selectors
 from dashboards.models import TOTAL_FIGURES, DebtSnapshot
-from dashboards.teams import team_create
 from evidence.models import Run, TestResult
+from evidence.teams import team_create
 from ledger.models import FreezeAction, FreezeEvent, Policy, PolicyChange
 from tests.factories import (
     FreezeEventFactory,

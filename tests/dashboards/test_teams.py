@@ -5,9 +5,9 @@ from django.contrib.auth.models import AnonymousUser
 from django.core import mail
 from django.urls import reverse
 
-from dashboards.models import Team
-from dashboards.teams import staff_addresses, team_create, team_lead_addresses
 from evidence import visibility
+from evidence.models import Team
+from evidence.teams import staff_addresses, team_create, team_lead_addresses
 from ledger.models import Owner
 from ledger.reminders import reminders_send
 from tests.factories import FreezeFactory, RepositoryFactory, UserFactory
@@ -158,8 +158,8 @@ def test_owner_reminders_reply_to_the_repository_leads_and_staff(due_freezes, se
 
 def test_staff_manage_teams_in_the_admin(client, staff, payments_lead):
     client.force_login(staff)
-    page = client.get(reverse("admin:dashboards_team_changelist"))
+    page = client.get(reverse("admin:evidence_team_changelist"))
     assert page.status_code == 200
     assert "Payments" in page.content.decode()
     team = Team.objects.get(slug="payments")
-    assert client.get(reverse("admin:dashboards_team_change", args=[team.pk])).status_code == 200
+    assert client.get(reverse("admin:evidence_team_change", args=[team.pk])).status_code == 200

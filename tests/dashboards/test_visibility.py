@@ -8,10 +8,10 @@ from django.http import Http404
 
 from dashboards import selectors
 from dashboards.models import DebtSnapshot
-from dashboards.teams import team_create
 from evidence.authentication import TokenPrincipal
 from evidence.models import UploadToken
 from evidence.services import token_create
+from evidence.teams import team_create
 from tests.factories import (
     FreezeFactory,
     PatchFactory,

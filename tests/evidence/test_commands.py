@@ -35,8 +35,8 @@ def test_create_repository_takes_default_branch_and_name(db):
 
 
 def test_create_repository_gives_the_repository_to_its_teams(db):
-    from dashboards.models import Team
-    from dashboards.teams import team_create
+    from evidence.models import Team
+    from evidence.teams import team_create
 
     team_create(name="Platform", slug="platform")
     output = _call("create_repository", "web-shop", "--team", "platform", "--team", "payments")

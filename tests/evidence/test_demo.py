@@ -5,10 +5,10 @@ from django.contrib.auth import authenticate
 from django.core.management import call_command
 
 from dashboards import charts, selectors
-from dashboards.models import DebtSnapshot, Team
+from dashboards.models import DebtSnapshot
 from evidence import visibility
 from evidence.demo import DEMO_PASSWORD, DEMO_USER, MODULES, demo_load
-from evidence.models import Patch, Report, Run
+from evidence.models import Patch, Report, Run, Team
 from ledger.models import Freeze, FreezeAction, FreezeEvent
 
 TODAY = dt.date(2026, 11, 30)

@@ -2,7 +2,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from dashboards.teams import team_create
+from evidence.teams import team_create
 from ledger.models import Owner
 from ledger.owners import owner_resolve, owners_resolve
 from tests.factories import FreezeFactory, RepositoryFactory, UserFactory

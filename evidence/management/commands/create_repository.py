@@ -2,9 +2,9 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from dashboards.teams import team_add_repository
 from evidence.models import UploadToken
 from evidence.services import repository_create, token_create
+from evidence.teams import team_add_repository
 
 
 class Command(BaseCommand):

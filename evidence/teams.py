@@ -8,8 +8,7 @@ from collections.abc import Iterable
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from dashboards.models import Team
-from evidence.models import Repository
+from evidence.models import Repository, Team
 
 
 @transaction.atomic
