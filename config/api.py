@@ -91,10 +91,12 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         details = {**details, **exc.details}
 
     headers = {}
-    if getattr(exc, "auth_header", None):
-        headers["WWW-Authenticate"] = exc.auth_header
-    if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
-        retry_after = max(1, math.ceil(exc.wait))
+    auth_header = getattr(exc, "auth_header", None)
+    if auth_header:
+        headers["WWW-Authenticate"] = auth_header
+    wait = getattr(exc, "wait", None) if isinstance(exc, exceptions.Throttled) else None
+    if wait is not None:
+        retry_after = max(1, math.ceil(wait))
         headers["Retry-After"] = str(retry_after)
         details = {**details, "retry_after": retry_after}
         message = f"Too many requests; retry in {retry_after} s."

@@ -8,6 +8,7 @@ chunked body whole, within the upload limit, when the server decodes chunks for 
 """
 
 import io
+from typing import BinaryIO, cast
 
 from django.conf import settings
 from django.core.handlers.wsgi import LimitedStream
@@ -75,5 +76,5 @@ class ChunkedBodyMiddleware:
                 status=413,
             )
         environ["CONTENT_LENGTH"] = str(len(body))
-        request._stream = LimitedStream(io.BytesIO(body), len(body))
+        request._stream = cast(BinaryIO, LimitedStream(io.BytesIO(body), len(body)))
         return None

@@ -42,7 +42,7 @@ def _hourly_count() -> int:
     try:
         cache.add(key, 0, 3600)
         return int(cache.incr(key))
-    except (ValueError, *CACHE_ERRORS):
+    except (ValueError, *CACHE_ERRORS):  # type: ignore[misc]  # mypy reads no starred tuple
         return 0  # unknown: the per-kind limit still holds
 
 

@@ -8,11 +8,13 @@ While the cache is unreachable nothing is counted (signing in must not depend on
 
 import math
 import time
+from typing import Any
 
 from django import forms
 from django.conf import settings
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm
+from django.http import HttpRequest
 
 from config.cache import cache_count, cache_get
 
@@ -35,12 +37,12 @@ def _keys(username: str, address: str, index: int) -> list[tuple[str, int]]:
 class ThrottledLoginMixin:
     """For an AuthenticationForm: refuses sign-ins past the failure limits, counts failures."""
 
-    request: object
-    cleaned_data: dict
+    request: HttpRequest | None
+    cleaned_data: dict[str, Any]
     # Shown by the sign-in page instead of its "did not match".
     throttled_message = ""
 
-    def clean(self):  # type: ignore[no-untyped-def]
+    def clean(self) -> dict[str, Any]:
         username = str(self.cleaned_data.get("username") or "")
         meta = getattr(self.request, "META", {})
         address = meta.get("REMOTE_ADDR") or "unknown"

@@ -26,12 +26,13 @@ def read_bounded(stream: Any, parser_context: Any, limit: int) -> bytes:
     coding = IDENTITY
     if request is not None:
         header = request.META.get("HTTP_CONTENT_ENCODING")
-        coding = content_coding(header)
-        if coding is None:
+        named = content_coding(header)
+        if named is None:
             raise UnsupportedMediaType(
                 header,
                 detail=f"Content-Encoding {header!r} is not accepted: send gzip, or no encoding.",
             )
+        coding = named
     # Content-Length may be absent or wrong; count what is actually read.
     body = stream.read(limit + 1) if stream is not None else b""
     if len(body) > limit:

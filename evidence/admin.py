@@ -22,8 +22,14 @@ from evidence.models import (
 
 class UploadTokenInline(admin.TabularInline):
     model = UploadToken
-    fields = ["display_prefix", "name", "scope", "created_at", "last_used_at", "revoked_at"]
-    readonly_fields = fields
+    fields = readonly_fields = (
+        "display_prefix",
+        "name",
+        "scope",
+        "created_at",
+        "last_used_at",
+        "revoked_at",
+    )
     extra = 0
     can_delete = False
     show_change_link = True
@@ -79,11 +85,11 @@ class TeamAdmin(admin.ModelAdmin):
 
     @admin.display(description="members", ordering="_members")
     def member_count(self, team: Team) -> int:
-        return team._members
+        return team._members  # type: ignore[attr-defined]  # annotated by get_queryset
 
     @admin.display(description="repositories", ordering="_repositories")
     def repository_count(self, team: Team) -> int:
-        return team._repositories
+        return team._repositories  # type: ignore[attr-defined]  # annotated by get_queryset
 
 
 @admin.register(Repository)
@@ -205,7 +211,8 @@ class ReportInline(admin.StackedInline):
     # patch list would then disagree with the report body).
     model = Report
     extra = 0
-    fields = readonly_fields = ["status", "verdict", "codes", "body", "computed_at", "created_at"]
+    fields = ["status", "verdict", "codes", "body", "computed_at", "created_at"]
+    readonly_fields = ["status", "verdict", "codes", "body", "computed_at", "created_at"]
     can_delete = False
 
     def has_add_permission(self, request, obj=None) -> bool:

@@ -1,5 +1,7 @@
 """Endpoints CI calls with an upload token: the token check and the runs."""
 
+from typing import cast
+
 from django.conf import settings
 from django.http import UnreadablePostError
 from django.urls import reverse
@@ -19,10 +21,14 @@ from config.bodies import incomplete
 from config.exceptions import Conflict, PayloadTooLarge
 from config.fields import ShaField, StrictQuerySerializer
 from evidence import selectors, uploads
-from evidence.authentication import READ_AUTHENTICATION, UPLOAD_AUTHENTICATION
+from evidence.authentication import (
+    READ_AUTHENTICATION,
+    UPLOAD_AUTHENTICATION,
+    token_repository,
+)
 from evidence.ingest import RunConflict, run_receive
 from evidence.models import Run, UploadToken
-from evidence.permissions import EvidenceTokenOrSignedInUser, HasScope
+from evidence.permissions import EvidenceTokenOrSignedInUser, HasAnyScope, HasEvidenceScope
 from evidence.throttles import UploadTokenRateThrottle
 from freezedebt_ci.evidence import meta_from_prefix, sha_conflict
 
@@ -31,7 +37,7 @@ class TokenApi(APIView):
     """Which repository and scope the presented token grants: lets CI check its secret."""
 
     authentication_classes = UPLOAD_AUTHENTICATION
-    permission_classes = [HasScope(*UploadToken.Scope.values)]
+    permission_classes = [HasAnyScope]
     throttle_classes = [UploadTokenRateThrottle]
 
     @extend_schema_serializer(component_name="UploadTokenInfo")
@@ -47,7 +53,7 @@ class TokenApi(APIView):
         responses={200: OutputSerializer, **error_responses(401, 403, 429)},
     )
     def get(self, request: Request) -> Response:
-        token: UploadToken = request.auth
+        token = cast(UploadToken, request.auth)  # what UploadTokenAuthentication sets
         data = {
             "repository": token.repository.slug,
             "scope": token.scope,
@@ -99,7 +105,8 @@ class RunSerializer(RunStateSerializer):
     repository = serializers.CharField(source="repository.slug")
     sha = serializers.CharField()
     branch = serializers.CharField()
-    label = serializers.CharField()
+    # A field named label: the stubs take it for Field.label.
+    label = serializers.CharField()  # type: ignore[assignment]
     attempt = serializers.IntegerField()
     counts = serializers.SerializerMethodField()
     exit_code = serializers.IntegerField(allow_null=True)
@@ -126,7 +133,7 @@ def _media_type(request: Request) -> str:
                 "as application/json, or JUnit XML as application/xml."
             ),
         )
-    charset = django_request.content_params.get("charset")
+    charset = (django_request.content_params or {}).get("charset")
     if charset is not None and charset.strip().lower() not in _UTF8:
         raise exceptions.UnsupportedMediaType(
             media_type, detail=f"Evidence must be UTF-8, not charset={charset!r}."
@@ -139,7 +146,7 @@ def _coding(request: Request) -> str:
     coding = uploads.content_coding(header)
     if coding is None:
         raise exceptions.UnsupportedMediaType(
-            header,
+            header or "",
             detail=f"Content-Encoding {header!r} is not accepted: send gzip, or no encoding.",
         )
     return coding
@@ -154,13 +161,14 @@ class RunsApi(APIView):
     """CI uploads the evidence of one run; it is parsed in the background."""
 
     authentication_classes = UPLOAD_AUTHENTICATION
-    permission_classes = [HasScope("evidence")]
+    permission_classes = [HasEvidenceScope]
     throttle_classes = [UploadTokenRateThrottle]
 
     class InputSerializer(StrictQuerySerializer):
         sha = ShaField(help_text="The commit the tests ran at (7 to 64 hex digits).")
         branch = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
-        label = serializers.CharField(
+        # A field named label: the stubs take it for Field.label.
+        label = serializers.CharField(  # type: ignore[assignment]
             max_length=100,
             required=False,
             allow_blank=True,
@@ -246,7 +254,7 @@ class RunsApi(APIView):
             )
         try:
             run, created = run_receive(
-                repository=request.user.repository,
+                repository=token_repository(request),
                 sha=data["sha"],
                 branch=data["branch"],
                 label=data["label"],

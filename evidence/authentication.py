@@ -65,6 +65,15 @@ class TokenPrincipal:
         return f"token {TOKEN_MARKER}_{self.prefix}"
 
 
+def token_repository(request: Request) -> Repository:
+    """The repository of the upload token a request was made with, on an endpoint that a
+    ``HasScope`` permission already limited to upload tokens."""
+    principal = request.user
+    if not isinstance(principal, TokenPrincipal):
+        raise PermissionDenied("This endpoint needs an upload token of the repository.")
+    return principal.repository
+
+
 def _refused(request: Request) -> Exception:
     """The answer to an unknown or revoked token: 401, or 429 once its address has sent too
     many of them this minute (guessing tokens costs a lookup each)."""

@@ -29,10 +29,10 @@ from evidence.analysis_upload import (
     max_analysis_bytes,
     openapi_schema,
 )
-from evidence.authentication import READ_AUTHENTICATION
+from evidence.authentication import READ_AUTHENTICATION, token_repository
 from evidence.models import Patch, Report
 from evidence.patches import patch_declare
-from evidence.permissions import EvidenceTokenOrSignedInUser, HasScope, IsSignedInUser
+from evidence.permissions import EvidenceTokenOrSignedInUser, HasEvidenceScope, IsSignedInUser
 from evidence.reports import report_placeholder
 from evidence.throttles import UploadTokenRateThrottle
 from freezedebt_ci.changes import changes_from_objects
@@ -185,7 +185,7 @@ class PatchesApi(APIView):
 
     def get_permissions(self) -> list[BasePermission]:
         if self.request.method == "POST":
-            return [HasScope("evidence")]
+            return [HasEvidenceScope()]
         return [IsSignedInUser()]
 
     @extend_schema_serializer(component_name="PatchDeclaration")
@@ -221,7 +221,8 @@ class PatchesApi(APIView):
             ],
         )
         author = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-        label = serializers.CharField(
+        # A field named label: the stubs take it for Field.label.
+        label = serializers.CharField(  # type: ignore[assignment]
             max_length=100,
             required=False,
             allow_blank=True,
@@ -278,7 +279,8 @@ class PatchesApi(APIView):
         ref = serializers.CharField()
         base_sha = serializers.CharField()
         head_sha = serializers.CharField()
-        label = serializers.CharField()
+        # A field named label: the stubs take it for Field.label.
+        label = serializers.CharField()  # type: ignore[assignment]
         title = serializers.CharField()
         url = serializers.CharField()
         author = serializers.CharField()
@@ -311,7 +313,7 @@ class PatchesApi(APIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         declared = patch_declare(
-            repository=request.user.repository,
+            repository=token_repository(request),
             ref=data["ref"],
             base_sha=data["base_sha"],
             head_sha=data["head_sha"],

@@ -1,33 +1,27 @@
 """Permission classes: which principal (upload token, or a person by session or personal token)
 may use which endpoint. Which objects a person sees is the selectors' business."""
 
+from typing import ClassVar
+
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from evidence.authentication import TokenPrincipal
+from evidence.models import UploadToken
 
 
 class HasScope(BasePermission):
-    """Allows requests made with a live upload token of one of the given scopes.
+    """Allows requests made with a live upload token of one of ``scopes`` (set by each
+    subclass below)."""
 
-    Used as ``permission_classes = [HasScope("evidence")]``: DRF instantiates each entry by
-    calling it, so an instance answers that call with itself.
-    """
+    scopes: ClassVar[frozenset[str]] = frozenset()
 
     PEOPLE_REFUSED = (
         "This endpoint needs an upload token of the repository; personal tokens and "
         "sign-ins only read."
     )
-
-    def __init__(self, *scopes: str) -> None:
-        if not scopes:
-            raise ValueError("HasScope needs at least one scope.")
-        self.scopes = frozenset(scopes)
-
-    def __call__(self) -> "HasScope":
-        return self
 
     def has_permission(self, request: Request, view: APIView) -> bool:
         principal = request.user
@@ -50,6 +44,18 @@ class HasScope(BasePermission):
         )
 
 
+class HasEvidenceScope(HasScope):
+    scopes = frozenset({UploadToken.Scope.EVIDENCE.value})
+
+
+class HasLedgerScope(HasScope):
+    scopes = frozenset({UploadToken.Scope.LEDGER.value})
+
+
+class HasAnyScope(HasScope):
+    scopes = frozenset(UploadToken.Scope.values)
+
+
 class IsSignedInUser(BasePermission):
     """Allows people (session or personal token); refuses upload tokens, which read nothing
     here."""
@@ -69,5 +75,5 @@ class EvidenceTokenOrSignedInUser(BasePermission):
 
     def has_permission(self, request: Request, view: APIView) -> bool:
         if isinstance(request.user, TokenPrincipal):
-            return HasScope("evidence").has_permission(request, view)
+            return HasEvidenceScope().has_permission(request, view)
         return bool(request.user and request.user.is_authenticated)

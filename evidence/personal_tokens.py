@@ -6,7 +6,7 @@ endpoints refuse it, and an upload token (``fdk_``) is never a user. Text, diges
 are the upload tokens' own (``evidence.tokens``), with the personal marker.
 """
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -32,7 +32,7 @@ def verify(plain: str) -> PersonalToken | None:
     return tokens.find(live, plain, marker=PERSONAL_TOKEN_MARKER)
 
 
-def personal_token_create(*, user: AbstractBaseUser, name: str = "") -> tuple[PersonalToken, str]:
+def personal_token_create(*, user: User, name: str = "") -> tuple[PersonalToken, str]:
     """Create a personal token; returns the row and the plain token, which is never stored."""
     for attempt in range(1, _PREFIX_ATTEMPTS + 1):
         new = tokens.generate(PERSONAL_TOKEN_MARKER)
@@ -47,6 +47,7 @@ def personal_token_create(*, user: AbstractBaseUser, name: str = "") -> tuple[Pe
                 raise
         else:
             return token, new.plain
+    raise AssertionError("the last attempt returns or raises")
 
 
 def personal_token_revoke(*, prefix: str) -> PersonalToken:

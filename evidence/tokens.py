@@ -18,11 +18,14 @@ import string
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cache
+from typing import TypeVar
 
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from evidence.models import TOKEN_MARKER, PersonalToken, UploadToken
+
+T = TypeVar("T", UploadToken, PersonalToken)
 
 PREFIX_LENGTH = 8
 SECRET_BYTES = 32
@@ -75,7 +78,7 @@ def parse_prefix(text: str, marker: str = TOKEN_MARKER) -> str | None:
     return match[1] if match else None
 
 
-def find(live: QuerySet, plain: str, *, marker: str) -> UploadToken | PersonalToken | None:
+def find(live: QuerySet[T], plain: str, *, marker: str) -> T | None:
     """The token row of ``live`` matching ``plain``, or None. The digest comparison is
     constant-time."""
     match = _token_re(marker).fullmatch(plain)

@@ -8,16 +8,16 @@ answer must not reveal that it exists.
 """
 
 from collections.abc import Iterable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.db.models import Model, QuerySet
+from django.db.models import QuerySet
 from django.http import Http404
 
 from evidence.authentication import TokenPrincipal
 from evidence.models import Repository
 
-M = TypeVar("M", bound=Model)
+Rows = TypeVar("Rows", bound=QuerySet[Any])
 
 
 def sees_every_repository(principal) -> bool:
@@ -52,13 +52,13 @@ def _repositories(principal, tokens: bool) -> QuerySet[Repository]:
     # A lead sees the repositories of their teams. A subquery rather than a join, so a repository
     # of two of the user's teams comes once without DISTINCT, which gets in the way of ordering.
     return Repository.objects.filter(
-        pk__in=Repository.objects.filter(teams__members=principal).values("pk")
+        pk__in=Repository.objects.filter(teams__members=principal.pk).values("pk")
     )
 
 
 def rows(
-    queryset: QuerySet[M], principal, *, slugs: Iterable[str] | None = None, tokens: bool = False
-) -> QuerySet[M]:
+    queryset: Rows, principal, *, slugs: Iterable[str] | None = None, tokens: bool = False
+) -> Rows:
     """``queryset`` (of a model with a ``repository``) limited to the repositories the caller
     sees (of those named by ``slugs``, when given)."""
     if not slugs and sees_every_repository(principal):

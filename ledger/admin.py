@@ -48,8 +48,7 @@ class GovernanceFileAdmin(ReadOnlyAdmin):
 
 class FreezeEventInline(admin.TabularInline):
     model = FreezeEvent
-    fields = ["kind", "silent", "chain", "ledger_version", "created_at"]
-    readonly_fields = fields
+    fields = readonly_fields = ("kind", "silent", "chain", "ledger_version", "created_at")
     extra = 0
     can_delete = False
 

@@ -19,8 +19,12 @@ from config.pagination import Pages
 from config.parsers import read_bounded
 from evidence import visibility
 from evidence.api import NON_EMPTY_TEXT
-from evidence.authentication import READ_AUTHENTICATION, UPLOAD_AUTHENTICATION
-from evidence.permissions import HasScope, IsSignedInUser
+from evidence.authentication import (
+    READ_AUTHENTICATION,
+    UPLOAD_AUTHENTICATION,
+    token_repository,
+)
+from evidence.permissions import HasLedgerScope, IsSignedInUser
 from evidence.reports import rules_policy
 from evidence.throttles import UploadTokenRateThrottle
 from freezedebt_ci.errors import InputError
@@ -54,7 +58,7 @@ class LedgerApi(APIView):
     """Sync the ledger file of a default-branch commit (``ledger`` scope only)."""
 
     authentication_classes = UPLOAD_AUTHENTICATION
-    permission_classes = [HasScope("ledger")]
+    permission_classes = [HasLedgerScope]
     throttle_classes = [UploadTokenRateThrottle]
     parser_classes = [LedgerFileParser, JSONLedgerFileParser, TextLedgerFileParser]
 
@@ -106,7 +110,7 @@ class LedgerApi(APIView):
         query = self.QuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         raw = self._text(request.data)
-        repository = request.user.repository
+        repository = token_repository(request)
         path = (
             Policy.objects.filter(repository=repository)
             .values_list("ledger_path", flat=True)
@@ -175,7 +179,7 @@ class GovernanceApi(APIView):
     only, like the ledger: an ``evidence`` token can never change what grades a patch)."""
 
     authentication_classes = UPLOAD_AUTHENTICATION
-    permission_classes = [HasScope("ledger")]
+    permission_classes = [HasLedgerScope]
     throttle_classes = [UploadTokenRateThrottle]
     parser_classes = [LedgerFileParser, JSONLedgerFileParser, TextLedgerFileParser]
 
@@ -220,7 +224,7 @@ class GovernanceApi(APIView):
             raise ValidationError({kind: [{"path": "", "message": "the body is empty"}]})
         try:
             synced = governance_sync(
-                repository=request.user.repository,
+                repository=token_repository(request),
                 kind=GOVERNANCE_KINDS[kind],
                 sha=query.validated_data["sha"],
                 data=data,

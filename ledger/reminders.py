@@ -99,17 +99,21 @@ def _claim(model: type[C], *, lookup: dict[str, object], recipient: str) -> C | 
     now = timezone.now()
     try:
         with transaction.atomic():
-            return model.objects.create(**{**lookup, "recipient": recipient, "claimed_at": now})
+            return model._default_manager.create(
+                **{**lookup, "recipient": recipient, "claimed_at": now}
+            )
     except IntegrityError:
         pass
-    existing = model.objects.filter(**lookup).first()
+    existing = model._default_manager.filter(**lookup).first()
     if existing is None or existing.sent_at is not None:
         return None
     # Taken back only after a failed send or an expired lease, and by one caller only: the
     # update matches the attempt count it read, which the winner changes.
     retakeable = Q(failed_at__isnull=False) | Q(claimed_at__lt=now - CLAIM_LEASE)
     won = (
-        model.objects.filter(pk=existing.pk, sent_at__isnull=True, attempts=existing.attempts)
+        model._default_manager.filter(
+            pk=existing.pk, sent_at__isnull=True, attempts=existing.attempts
+        )
         .filter(retakeable)
         .update(attempts=existing.attempts + 1, claimed_at=now, failed_at=None, recipient=recipient)
     )
@@ -122,7 +126,7 @@ def _claim(model: type[C], *, lookup: dict[str, object], recipient: str) -> C | 
 def _deliver(
     claim: Claim, build: Callable[[], EmailMultiAlternatives], run: ReminderRun, what: str
 ) -> bool:
-    claims = type(claim).objects.filter(pk=claim.pk)
+    claims = type(claim)._default_manager.filter(pk=claim.pk)
     try:
         build().send()
     except TRANSIENT_SEND_ERRORS:

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
@@ -20,9 +20,7 @@ def policy_create_default(*, repository: Repository) -> Policy:
 
 
 @transaction.atomic
-def policy_update(
-    *, repository: Repository, user: AbstractBaseUser | None, **changes: Any
-) -> Policy:
+def policy_update(*, repository: Repository, user: User | None, **changes: Any) -> Policy:
     """Change a repository's policy and record who changed what, in one transaction.
 
     ``changes`` may name severities, max_freeze_days, fixture_paths, ledger_path and

@@ -3,8 +3,10 @@ between it and the previous version are derived by the shared rules
 (:func:`freezedebt_ci.ledger.diff_ledgers`), and the repository's freeze rows follow them."""
 
 from dataclasses import dataclass
+from typing import cast
 
 from django.db import IntegrityError, transaction
+from django.db.models import CharField
 
 from config.jsontext import unstorable
 from dashboards.live import refresh_later
@@ -36,7 +38,8 @@ class LedgerSync:
 def _field_limits() -> dict[str, tuple[str, int]]:
     """Ledger field -> (model field, max length) for the freeze columns of bounded length."""
     names = {"id": "freeze_id", "owner": "owner", "class": "freeze_class", "signature": "signature"}
-    return {key: (name, Freeze._meta.get_field(name).max_length) for key, name in names.items()}
+    fields = {key: cast(CharField, Freeze._meta.get_field(name)) for key, name in names.items()}
+    return {key: (field.name, field.max_length or 0) for key, field in fields.items()}
 
 
 def check_storable(freezes: list[LedgerFreeze], *, source: str) -> None:

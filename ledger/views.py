@@ -9,6 +9,7 @@ only the confirming POST, with its CSRF token, records anything.
 from collections import Counter
 from collections.abc import Callable
 from functools import wraps
+from typing import Any
 
 from django import forms
 from django.contrib.auth.decorators import login_required
@@ -35,7 +36,7 @@ class RenewalForm(forms.Form):
         help_text="Why the test must stay frozen longer. It must differ from the current reason.",
     )
 
-    def __init__(self, *args: object, freeze: Freeze, **kwargs: object) -> None:
+    def __init__(self, *args: Any, freeze: Freeze, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.freeze = freeze
 
@@ -164,7 +165,7 @@ class OwnerForm(forms.ModelForm):
             "email": "Where the reminders for this owner go.",
         }
 
-    def __init__(self, *args: object, foreign: set[str], **kwargs: object) -> None:
+    def __init__(self, *args: Any, foreign: set[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.foreign = foreign
 

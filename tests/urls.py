@@ -10,7 +10,7 @@ from config.exceptions import Conflict
 from config.urls import handler404, handler500
 from config.urls import urlpatterns as real_urlpatterns
 from evidence.authentication import UploadTokenAuthentication
-from evidence.permissions import HasScope
+from evidence.permissions import HasLedgerScope
 from evidence.throttles import UploadTokenRateThrottle
 
 
@@ -46,7 +46,7 @@ class BoomApi(APIView):
 
 class LedgerOnlyApi(APIView):
     authentication_classes = [UploadTokenAuthentication]
-    permission_classes = [HasScope("ledger")]
+    permission_classes = [HasLedgerScope]
     throttle_classes = [UploadTokenRateThrottle]
 
     def put(self, request):
