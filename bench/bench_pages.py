@@ -144,7 +144,7 @@ def generate(*, repositories: int, days: int, patches: int, freezes: int) -> dic
     from django.db import transaction
     from django.utils import timezone
 
-    from dashboards.models import DebtSnapshot
+    from dashboards.models import DebtSnapshot, DebtTotal
     from evidence.models import Patch, Report, Repository, Run, TestName, TestResult
     from ledger.models import Freeze, FreezeAction, FreezeEvent, LedgerVersion
 
@@ -201,6 +201,7 @@ def generate(*, repositories: int, days: int, patches: int, freezes: int) -> dic
                     )
                 )
         DebtSnapshot.objects.bulk_create(snapshots, batch_size=5000)
+        DebtTotal.objects.refresh(days={snapshot.day for snapshot in snapshots})
         print(f"  {len(snapshots):,} snapshots", flush=True)
 
         runs: list[Run] = []

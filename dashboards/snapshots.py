@@ -4,7 +4,7 @@ taken again later (backfill) and gives the same figures it gave then.
 
 Taking a snapshot is idempotent: the row of (repository, day) is inserted or overwritten with
 the same figures, in one statement, so running the command or the beat task twice, or both at
-once, changes nothing.
+once, changes nothing. The same transaction sums the days it wrote into ``DebtTotal``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from django.db import transaction
 from django.db.models import Count, QuerySet
 from django.utils import timezone
 
-from dashboards.models import SNAPSHOT_FIGURES, DebtSnapshot
+from dashboards.models import SNAPSHOT_FIGURES, DebtSnapshot, DebtTotal
 from evidence.models import Report, Repository, Run
 from freezedebt_ci.ledger import expiry_status
 from ledger.models import Freeze, FreezeAction, FreezeEvent, LedgerVersion
@@ -206,6 +206,8 @@ def _store(repository: Repository, computed: dict[datetime.date, dict[str, Any]]
         unique_fields=["repository", "day"],
         update_fields=list(FIGURES),
     )
+    # The same transaction sums the days into DebtTotal, which the overview reads.
+    DebtTotal.objects.refresh(days=computed)
 
 
 @transaction.atomic

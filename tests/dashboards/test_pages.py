@@ -13,7 +13,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from dashboards.models import DebtSnapshot
+from dashboards.models import DebtSnapshot, DebtTotal
 from evidence.models import TestResult
 from evidence.teams import team_create
 from freezedebt_ci.report import ACTIONS
@@ -102,6 +102,8 @@ def make_repository(slug: str, *, patches: int = 1, freezes: int = 1, days: int 
         )
         for offset in range(days)
     )
+    # As the snapshot job sums what it wrote.
+    DebtTotal.objects.refresh(days=[TODAY - datetime.timedelta(days=o) for o in range(days)])
     patch_list = []
     for number in range(patches):
         patch = PatchFactory(repository=repository, ref=f"PR-{number}")

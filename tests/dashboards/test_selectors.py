@@ -7,7 +7,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from dashboards import charts, selectors
-from dashboards.models import TOTAL_FIGURES, DebtSnapshot
+from dashboards.models import TOTAL_FIGURES, DebtSnapshot, DebtTotal
 from evidence.models import Run, TestResult
 from evidence.teams import team_create
 from ledger.models import FreezeAction, FreezeEvent, Policy, PolicyChange
@@ -34,7 +34,9 @@ def day(offset: int) -> datetime.date:
 
 
 def snap(repository, offset, **figures):
-    return DebtSnapshot.objects.create(repository=repository, day=day(offset), **figures)
+    snapshot = DebtSnapshot.objects.create(repository=repository, day=day(offset), **figures)
+    DebtTotal.objects.refresh(days=[snapshot.day])  # as the snapshot job sums what it wrote
+    return snapshot
 
 
 # --- overview -------------------------------------------------------------------------------
@@ -177,6 +179,7 @@ def crafted(db):
                 passed=patches - blocked,
                 median_net_delta=None if offset % 5 else 1.5 * index,
             )
+    DebtTotal.objects.refresh(days=[day(offset) for offset in range(45)])
     return repositories
 
 
@@ -509,6 +512,7 @@ def many(db):
             DebtSnapshot(repository=repository, day=day(offset), active=offset % 3, patches=2)
             for offset in range(60)
         )
+    DebtTotal.objects.refresh(days=[day(offset) for offset in range(60)])
     first = repositories[0]
     for _ in range(30):
         ReportFactory(patch=PatchFactory(repository=first), status="ready", verdict="pass")

@@ -7,7 +7,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.http import Http404
 
 from dashboards import selectors
-from dashboards.models import DebtSnapshot
+from dashboards.models import DebtSnapshot, DebtTotal
 from evidence.authentication import TokenPrincipal
 from evidence.models import UploadToken
 from evidence.services import token_create
@@ -31,6 +31,7 @@ def world(db):
     for slug in ("billing", "search"):
         repository = RepositoryFactory(slug=slug)
         DebtSnapshot.objects.create(repository=repository, day=DAY, active=1, patches=2, blocked=1)
+        DebtTotal.objects.refresh(days=[DAY])  # as the snapshot job sums what it wrote
         objects[slug] = {
             "repository": repository,
             "patch": ReportFactory(patch=PatchFactory(repository=repository)).patch,
