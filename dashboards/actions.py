@@ -15,8 +15,8 @@ from typing import Any
 from django.utils import timezone
 from django.utils.timesince import timesince
 
-from config.sql import Read, fields
 from ledger.models import FreezeAction
+from sqlreads import Read, fields
 
 # How each action reads after the owner's name or before "2 days ago".
 VERBS = {

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 
-from config.sql import Read, fields
 from ledger.models import Owner
+from sqlreads import Read, fields
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ def _as_address(handle: str) -> ResolvedOwner | None:
     return ResolvedOwner(handle=handle, name=handle, email=handle)
 
 
-# Read on every page that lists freezes (config.sql: cheaper than building the query).
+# Read on every page that lists freezes (sqlreads: cheaper than building the query).
 _DIRECTORY = Read(
     "SELECT handle, name, email, is_team FROM ledger_owner WHERE handle = ANY(%s)",
     fields(Owner, "handle", "name", "email", "is_team"),

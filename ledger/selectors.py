@@ -4,10 +4,10 @@ from collections.abc import Iterable
 
 from django.db.models import F, QuerySet
 
-from config.sql import Read
 from evidence import visibility
 from evidence.models import Repository
 from ledger.models import Freeze, FreezeAction
+from sqlreads import Read
 
 
 def freezes_visible_to(
@@ -24,7 +24,7 @@ def freezes_visible_to(
     )
 
 
-# Read for every page and digest that shows owners' answers (config.sql: cheaper than building
+# Read for every page and digest that shows owners' answers (sqlreads: cheaper than building
 # the query).
 _ACTIONS_OF = Read.of(FreezeAction, "WHERE freeze_id = ANY(%s) ORDER BY created_at, id")
 

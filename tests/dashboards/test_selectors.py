@@ -8,6 +8,7 @@ from django.test.utils import CaptureQueriesContext
 
 from dashboards import charts, selectors
 from dashboards.models import TOTAL_FIGURES, DebtSnapshot, DebtTotal
+from dashboards.selectors import repository as repository_selectors
 from evidence.models import Run, TestResult
 from evidence.teams import team_create
 from ledger.models import FreezeAction, FreezeEvent, Policy, PolicyChange
@@ -342,7 +343,7 @@ def test_repository_detail_lists_the_latest_events_and_counts_them_all(ledger, s
     # Four events, of which the oldest is the only silent one: a page of two still counts it.
     long_ago = datetime.datetime(2020, 1, 1, tzinfo=datetime.UTC)
     FreezeEvent.objects.filter(silent=True).update(created_at=long_ago)
-    monkeypatch.setattr(selectors, "RECENT_EVENTS", 2)
+    monkeypatch.setattr(repository_selectors, "RECENT_EVENTS", 2)
     detail = selectors.repository_detail(user=staff, slug="billing")
     assert len(detail["history"]) == 2
     assert all(not event["silent"] for event in detail["history"])

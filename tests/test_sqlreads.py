@@ -3,8 +3,8 @@ import datetime
 import pytest
 from django.db import connection
 
-from config.sql import Read, fields, in_lists
 from ledger.models import Freeze, FreezeEvent
+from sqlreads import Read, fields, in_lists
 from tests.factories import FreezeEventFactory, FreezeFactory
 
 pytestmark = pytest.mark.django_db

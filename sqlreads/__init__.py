@@ -12,7 +12,7 @@ repository's rows, by its id): who sees what stays in the ORM's querysets.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from django.db import connection
@@ -82,9 +82,17 @@ class Read:
     """
 
     def __init__(
-        self, sql: str, columns: Sequence[tuple[str, Field | None]], *, replan: bool = False
+        self,
+        sql: str,
+        columns: Sequence[tuple[str, Field | None]],
+        *,
+        tables: Mapping[str, type[Model]] | None = None,
+        replan: bool = False,
     ) -> None:
-        self.sql = sql
+        # Table names come from the models: ``{Freeze}`` in the text is Freeze's db_table.
+        self.sql = sql.format(
+            **{name: model._meta.db_table for name, model in (tables or {}).items()}
+        )
         self.replan = replan
         self.names = tuple(name for name, _ in columns)
         self.fields = tuple(field for _, field in columns)
