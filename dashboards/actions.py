@@ -26,29 +26,15 @@ VERBS = {
 }
 
 
-class _Count:
-    """A unit as ``timesince`` writes it ("1 day", "2 days"), in English without the lazy
-    translation lookup of Django's own strings, which took most of the overview's 50 answers.
-    The pages are in English."""
-
-    def __init__(self, unit: str) -> None:
-        self.unit = unit
-
-    def __mod__(self, values: dict[str, int]) -> str:
-        count = values["num"]
-        return f"{count} {self.unit}" if count == 1 else f"{count} {self.unit}s"
-
-
-_UNITS = {unit: _Count(unit) for unit in ("year", "month", "week", "day", "hour", "minute")}
-
-
 def ago(when: datetime.datetime, now: datetime.datetime | None = None) -> str:
     """The time since ``when`` in its largest unit: "2 days ago", "3 hours ago", "just now"."""
     now = now or timezone.now()
     if now - when < datetime.timedelta(minutes=1):
         return "just now"
-    return f"{timesince(when, now, depth=1, time_strings=_UNITS)} ago"
+    return f"{timesince(when, now, depth=1)} ago"
 
+
+LABELS = dict(FreezeAction.Action.choices)
 
 # The fields of an action that describe_fields reads.
 DESCRIBED_FIELDS = ("action", "created_at", "owner_email", "freeze_version", "new_reason")
@@ -67,6 +53,7 @@ def describe_fields(fields: dict[str, Any], now: datetime.datetime | None = None
     when = ago(fields["created_at"], now)
     return {
         "kind": fields["action"],
+        "label": LABELS.get(fields["action"], fields["action"]),
         "verb": verb,
         "ago": when,
         "at": fields["created_at"],

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import quote
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -13,14 +12,14 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
 from config.cache import cache_get, cache_set
 from dashboards import charts, exports, live, selectors
 from dashboards.actions import overview_actions
 from dashboards.selectors import weekly_from_series
-from dashboards.views.common import Filters, change_text, chart_panel, minute_text, text_html
+from dashboards.views.common import Filters, change_text, chart_panel
 from evidence import visibility
 from freezedebt_ci.ledger import EXPIRING_WITHIN_DAYS
 
@@ -55,56 +54,6 @@ def _overview_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             {"slug": row["slug"], "name": row["name"], "as_of": row["as_of"], "cells": cells}
         )
     return table
-
-
-def _table_body(rows: list[dict[str, Any]], filters: Filters) -> SafeString:
-    """The overview table's rows as HTML, every piece of text escaped. Built here rather than
-    with template loops, which took most of an uncached overview's time (50 repositories of 8
-    cells: some 20 ms)."""
-    link = reverse("dashboards:repository", args=["-slug-"])
-    dates = f"?start={filters.start.isoformat()}&amp;end={filters.end.isoformat()}"
-    lines = []
-    for row in rows:
-        slug = text_html(row["slug"])
-        href = text_html(link.replace("-slug-", quote(row["slug"], safe="")))
-        head = f'<a href="{href}{dates}">{text_html(row["name"])}</a> <code>{slug}</code>'
-        if not row["as_of"]:
-            head += "<br><small>no snapshot yet</small>"
-        cells = [f'<th scope="row">{head}</th>']
-        for cell in row["cells"]:
-            title = f' title="{text_html(cell["title"])}"' if cell["title"] else ""
-            text = text_html(cell["value"])
-            change = cell["change"]
-            if change:
-                # Written from a number by change_text: a sign, digits and a word of our own.
-                text += (
-                    f' <small class="{change["class"]}" title="change over 30 days">'
-                    f"{change['text']}</small>"
-                )
-            answer = row.get("answer")
-            if cell["key"] == "unacknowledged" and answer:
-                at = minute_text(answer["at"], zone=True)
-                about = f"latest owner answer: {answer['freeze_id']}, {answer['owner']}, {at}"
-                text += (
-                    f'<br><small class="answer" title="{text_html(about)}">'
-                    f"{text_html(answer['text'])}</small>"
-                )
-            cells.append(f'<td class="num"{title}>{text}</td>')
-        lines.append(f"<tr>{''.join(cells)}</tr>")
-    return mark_safe("\n".join(lines))  # noqa: S308 - every piece of text above is escaped
-
-
-def _repository_options(visible: list[tuple[int, str, str]], filters: Filters) -> SafeString:
-    """The repository filter's options, every text escaped: on every overview, cached or not,
-    so written here rather than with a template loop over them."""
-    chosen = set(filters.repositories)
-    return mark_safe(  # noqa: S308 - every piece of text is escaped
-        "".join(
-            f'<option value="{text_html(slug)}"{" selected" if slug in chosen else ""}>'
-            f"{text_html(name)} ({text_html(slug)})</option>"
-            for _, slug, name in visible
-        )
-    )
 
 
 # The overview's figures and charts come from the snapshots (today's kept current by
@@ -187,7 +136,6 @@ def index(request: HttpRequest) -> HttpResponse:
             "csv_overview": f"{reverse('dashboards:index')}?{filters.query(format='csv')}",
         }
         overview_actions(context["rows"])
-        context["table_body"] = _table_body(context["rows"], filters)
         panels = {
             "rows": bool(context["rows"]),
             "html": render_to_string("dashboards/_overview_panels.html", context),
@@ -198,7 +146,6 @@ def index(request: HttpRequest) -> HttpResponse:
         "rows": panels["rows"],
         "panels_html": mark_safe(panels["html"]),  # noqa: S308 - rendered by our template
         "all_repositories": [(slug, name) for _, slug, name in visible],
-        "repository_options": _repository_options(visible, filters),
     }
     return render(request, "dashboards/overview.html", context)
 
