@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET
 
 from dashboards import selectors
 from dashboards.actions import describe
+from dashboards.views import tables
 from ledger.models import FreezeAction
 
 
@@ -52,6 +53,7 @@ def freeze(request: HttpRequest, slug: str, freeze_id: str) -> HttpResponse:
         **detail,
         "events": events,
         "outcome_counts": sorted(outcome_counts.items()),
+        "outcome_rows": tables.outcome_rows(detail["outcomes"]),
         "answers": answers,
         "renewal_requests": requests[::-1],
         "answer": describe(latest, now) if latest is not None else None,

@@ -19,6 +19,7 @@ from config.cache import cache_get, cache_set
 from dashboards import charts, exports, live, selectors
 from dashboards.actions import overview_actions
 from dashboards.selectors import weekly_from_series
+from dashboards.views import tables
 from dashboards.views.common import Filters, change_text, chart_panel
 from evidence import visibility
 from freezedebt_ci.ledger import EXPIRING_WITHIN_DAYS
@@ -136,6 +137,7 @@ def index(request: HttpRequest) -> HttpResponse:
             "csv_overview": f"{reverse('dashboards:index')}?{filters.query(format='csv')}",
         }
         overview_actions(context["rows"])
+        context["table_body"] = tables.overview_rows(context["rows"], filters)
         panels = {
             "rows": bool(context["rows"]),
             "html": render_to_string("dashboards/_overview_panels.html", context),
@@ -146,6 +148,9 @@ def index(request: HttpRequest) -> HttpResponse:
         "rows": panels["rows"],
         "panels_html": mark_safe(panels["html"]),  # noqa: S308 - rendered by our template
         "all_repositories": [(slug, name) for _, slug, name in visible],
+        "repository_options": tables.repository_options(
+            [(slug, name) for _, slug, name in visible], filters.repositories
+        ),
     }
     return render(request, "dashboards/overview.html", context)
 

@@ -19,6 +19,7 @@ from dashboards import charts, exports, selectors
 from dashboards.actions import repository_actions
 from dashboards.forms import InlineWidgetRenderer
 from dashboards.selectors import weekly_from_series
+from dashboards.views import tables
 from dashboards.views.common import Filters, chart_panel
 from evidence import visibility
 from freezedebt_ci.ledger import EXPIRING_WITHIN_DAYS
@@ -73,7 +74,7 @@ class PolicyForm(forms.Form):
         return [self[name] for name in self.fields if not name.startswith("severity_")]
 
     def severity_fields(self) -> list[forms.BoundField]:
-        """The severity selects, one a problem code (their rows: includes/severity_rows.html)."""
+        """The severity selects, one a problem code (their rows: tables.severity_rows)."""
         return [self[name] for name in self.fields if name.startswith("severity_")]
 
     def changes(self) -> dict[str, Any]:
@@ -151,10 +152,23 @@ def _repository_page(
         ),
     ]
     answers = repository_actions(detail["freezes"], detail["renewal_requests"])
+    urls = {
+        row["freeze_id"]: reverse("dashboards:freeze", args=[slug, row["freeze_id"]])
+        for row in answers["freezes"]
+    }
+    for row in answers["freezes"]:
+        row["url"] = urls[row["freeze_id"]]
     context = {
         **detail,
         **answers,
         "expiring_within": EXPIRING_WITHIN_DAYS,
+        "patch_rows": tables.patch_rows(detail["patches"], slug),
+        "history_rows": tables.history_rows(detail["history"], slug),
+        "chains": [
+            {"freeze_id": freeze_id, "count": count, "url": _freeze_url(urls, slug, freeze_id)}
+            for freeze_id, count in detail["chains"].items()
+        ],
+        "severity_rows": tables.severity_rows(form.severity_fields()),
         "filters": filters,
         "charts": chart_list,
         "form": form,
@@ -162,6 +176,10 @@ def _repository_page(
         "policy_changes": [_policy_change(change) for change in detail["policy"]["changes"]],
     }
     return render(request, "dashboards/repository.html", context, status=status)
+
+
+def _freeze_url(urls: dict[str, str], slug: str, freeze_id: str) -> str:
+    return urls.get(freeze_id) or reverse("dashboards:freeze", args=[slug, freeze_id])
 
 
 def _policy_change(change: dict[str, Any]) -> dict[str, Any]:
