@@ -19,22 +19,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
 
-from django.core.cache import cache
 from django.db import transaction
 from kombu.exceptions import OperationalError as BrokerError
 
-from config.cache import CACHE_ERRORS, cache_get
+from config.cache import CACHE_ERRORS
+from dashboards import freshness
+from dashboards.tasks import refresh_today
 
 logger = logging.getLogger(__name__)
 
 #: Seconds a burst of changes waits before the one refresh it causes (a worker, not eager).
 REFRESH_DELAY = 10
-#: The overview's cached panels include this number in their key: a refresh bumps it.
-GENERATION_KEY = "dashboards:live:generation"
-
-
-def _mark(repository_id: int) -> str:
-    return f"dashboards:live:refresh:{repository_id}"
 
 
 _state = threading.local()
@@ -69,11 +64,9 @@ def suspended() -> Iterator[None]:
 
 
 def _schedule(repository_id: int) -> None:
-    from dashboards.tasks import refresh_today
-
     # Held a little longer than the delay: a refresh that never ran frees it by itself.
     try:
-        if not cache.add(_mark(repository_id), 1, timeout=REFRESH_DELAY * 6):
+        if not freshness.mark_refresh(repository_id, hold=REFRESH_DELAY * 6):
             return  # one is scheduled already and will see this change
     except CACHE_ERRORS as error:
         # No debouncing without the cache: every change asks for its refresh.
@@ -81,31 +74,6 @@ def _schedule(repository_id: int) -> None:
     try:
         refresh_today.apply_async((repository_id,), countdown=REFRESH_DELAY)
     except BrokerError:
-        refresh_started(repository_id)
+        freshness.refresh_started(repository_id)
         # The nightly snapshot still comes; the figures are just older until then.
         logger.warning("snapshot of repository %s not refreshed: broker down", repository_id)
-
-
-def refresh_started(repository_id: int) -> None:
-    """Called by the task before it reads: later changes schedule a refresh of their own."""
-    try:
-        cache.delete(_mark(repository_id))
-    except CACHE_ERRORS as error:  # the mark expires by itself
-        logger.warning("cache unavailable (refresh mark of %s): %s", repository_id, error)
-
-
-def generation() -> int:
-    """The number that changes whenever a snapshot of today was refreshed."""
-    value = cache_get(GENERATION_KEY)
-    return value if isinstance(value, int) else 0
-
-
-def bump_generation() -> None:
-    """Make every cached overview stale (after the refreshed snapshot committed)."""
-    try:
-        try:
-            cache.incr(GENERATION_KEY)
-        except ValueError:  # not set yet, or evicted
-            cache.add(GENERATION_KEY, 1, timeout=None)
-    except CACHE_ERRORS as error:  # nothing is cached while it is down
-        logger.warning("cache unavailable (overview generation): %s", error)

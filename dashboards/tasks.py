@@ -6,7 +6,7 @@ from celery import shared_task
 from django.db import OperationalError
 from django.utils import timezone
 
-from dashboards import live
+from dashboards import freshness
 from dashboards.snapshots import snapshot_take, snapshots_backfill
 from evidence.models import Repository
 
@@ -40,9 +40,9 @@ def snapshot_debt(day: str | None = None) -> int:
 def refresh_today(repository_id: int) -> None:
     """Take today's snapshot of one repository again (see dashboards.live); a repository that
     is gone is left alone."""
-    live.refresh_started(repository_id)
+    freshness.refresh_started(repository_id)
     repository = Repository.objects.filter(pk=repository_id).first()
     if repository is None:
         return
     snapshot_take(repository=repository, day=timezone.localdate())
-    live.bump_generation()
+    freshness.bump_generation()

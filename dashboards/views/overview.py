@@ -16,7 +16,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
 from config.cache import cache_get, cache_set
-from dashboards import charts, exports, live, selectors
+from dashboards import charts, exports, freshness, selectors
 from dashboards.actions import overview_actions
 from dashboards.selectors import weekly_from_series
 from dashboards.views import tables
@@ -68,7 +68,7 @@ def _overview_key(filters: Filters, repository_ids: list[int]) -> str:
     parts = [",".join(map(str, repository_ids)), filters.query(), timezone.localdate().isoformat()]
     digest = hashlib.sha256("|".join(parts).encode()).hexdigest()
     # A refreshed snapshot of today (dashboards.live) makes every cached overview stale.
-    return f"dashboards:overview:v1:{live.generation()}:{digest}"
+    return f"dashboards:overview:v1:{freshness.generation()}:{digest}"
 
 
 def _overview_panels(request: HttpRequest, filters: Filters) -> dict[str, Any]:

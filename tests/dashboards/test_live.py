@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from dashboards import live
+from dashboards import freshness, live
 from dashboards.models import DebtSnapshot
 from dashboards.tasks import refresh_today
 from ledger.links import link_token, link_url
@@ -158,17 +158,17 @@ def test_refreshes_are_debounced_and_a_change_during_one_schedules_another(
         for _ in range(5):  # a burst: one run, its reports, a ledger push...
             live.refresh_later(repository.pk)
     assert sent == [live.REFRESH_DELAY]
-    live.refresh_started(repository.pk)  # the task begins: what follows is not seen by it
+    freshness.refresh_started(repository.pk)  # the task begins: what follows is not seen by it
     with django_capture_on_commit_callbacks(execute=True):
         live.refresh_later(repository.pk)
     assert sent == [live.REFRESH_DELAY, live.REFRESH_DELAY]
 
 
 def test_a_refresh_is_idempotent_and_makes_cached_overviews_stale(repository):
-    before = live.generation()
+    before = freshness.generation()
     refresh_today(repository.pk)
     first = DebtSnapshot.objects.values().get(repository=repository)
     refresh_today(repository.pk)
     assert DebtSnapshot.objects.values().get(repository=repository) == first
-    assert live.generation() == before + 2
+    assert freshness.generation() == before + 2
     refresh_today(987654)  # a repository that is gone: nothing
