@@ -27,6 +27,7 @@ COPY --chown=freezedebt:freezedebt config/ config/
 COPY --chown=freezedebt:freezedebt evidence/ evidence/
 COPY --chown=freezedebt:freezedebt ledger/ ledger/
 COPY --chown=freezedebt:freezedebt dashboards/ dashboards/
+COPY --chown=freezedebt:freezedebt sqlreads/ sqlreads/
 COPY --chown=freezedebt:freezedebt templates/ templates/
 COPY --chown=freezedebt:freezedebt static/ static/
 # collectstatic needs settings that load; these throwaway values never reach a running container.

@@ -9,7 +9,7 @@ request with its proposed reason until the ledger renews or retires the freeze.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from django.utils import timezone
@@ -65,7 +65,7 @@ def describe_fields(fields: dict[str, Any], now: datetime.datetime | None = None
 
 
 def repository_actions(
-    rows: list[dict[str, Any]], renewal_requests: Iterable[FreezeAction]
+    rows: Sequence[Mapping[str, Any]], renewal_requests: Iterable[FreezeAction]
 ) -> dict[str, Any]:
     """Extra context of the repository page, from ``repository_detail``'s freeze rows and open
     renewal requests (no query):

@@ -90,5 +90,5 @@ class DebtApi(APIView):
         page = paginator.paginate_queryset(rows, request, view=self)
         # The rows are already what OutputSerializer documents, key for key (a test holds them
         # to it): serializing a page of 200 field by field took a quarter of the request.
-        data = [selectors.series_row(row) for row in page]
+        data = [selectors.series_row(row) for row in page or []]
         return paginator.get_paginated_response(data)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 EMPTY_MESSAGE = "No data for this range"
@@ -107,7 +107,9 @@ def _line(name: str, x: list[str], y: list[Any], **extra: Any) -> dict[str, Any]
     }
 
 
-def daily_totals(series: Iterable[dict[str, Any]], fields: Iterable[str]) -> list[dict[str, Any]]:
+def daily_totals(
+    series: Iterable[Mapping[str, Any]], fields: Iterable[str]
+) -> list[dict[str, Any]]:
     """Sum ``fields`` across repositories per date: ``[{"date", field: total, ...}]``."""
     fields = tuple(fields)
     totals: dict[datetime.date | str, dict[str, Any]] = {}
@@ -123,12 +125,12 @@ def daily_totals(series: Iterable[dict[str, Any]], fields: Iterable[str]) -> lis
 FREEZE_DEBT_FIELDS = ("active", "expiring", "expired", "unacknowledged")
 
 
-def freeze_debt_table(series: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def freeze_debt_table(series: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Freezes per day across the selected repositories: what ``freeze_debt_figure`` draws."""
     return daily_totals(series, FREEZE_DEBT_FIELDS)
 
 
-def freeze_debt_figure(table: list[dict[str, Any]]) -> dict[str, Any]:
+def freeze_debt_figure(table: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Active (expiring included) and expired freezes over time, plus the unacknowledged: the
     figure of its table's rows (:func:`freeze_debt_table`)."""
     title = "Freeze debt over time"
@@ -155,12 +157,12 @@ def freeze_debt_figure(table: list[dict[str, Any]]) -> dict[str, Any]:
 SKIP_DEBT_FIELDS = ("skipped", "xfail", "new_skips")
 
 
-def skip_debt_table(series: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def skip_debt_table(series: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Skipped and xfailed tests of the default branch, new skips by patches, per day."""
     return daily_totals(series, SKIP_DEBT_FIELDS)
 
 
-def skip_debt_figure(table: list[dict[str, Any]]) -> dict[str, Any]:
+def skip_debt_figure(table: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Skipped and xfailed tests in the latest default-branch run, and new skips by patches:
     the figure of its table's rows (:func:`skip_debt_table`)."""
     title = "Skip debt over time"
@@ -192,7 +194,7 @@ def blocked_share(blocked: int, patches: int) -> float | None:
     return round(100.0 * blocked / patches, 1) if patches else None
 
 
-def blocked_share_table(weekly: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def blocked_share_table(weekly: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Patches, blocked and blocked share (%) per week across the selected repositories."""
     totals: dict[datetime.date | str, list[int]] = defaultdict(lambda: [0, 0])
     for row in weekly:
@@ -209,7 +211,7 @@ def blocked_share_table(weekly: Iterable[dict[str, Any]]) -> list[dict[str, Any]
     ]
 
 
-def blocked_share_figure(table: list[dict[str, Any]]) -> dict[str, Any]:
+def blocked_share_figure(table: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Share of reported patches that were blocked, per week, across the repositories: the
     figure of its table's rows (:func:`blocked_share_table`)."""
     title = "Blocked share of patches per week"
@@ -241,12 +243,12 @@ def blocked_share_figure(table: list[dict[str, Any]]) -> dict[str, Any]:
 REPOSITORY_TREND_FIELDS = ("active", "expired", "skipped", "xfail", "freeze_days")
 
 
-def repository_trend_table(series: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def repository_trend_table(series: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Freezes, skips and freeze-days per day (summed, for a series of one repository)."""
     return daily_totals(series, REPOSITORY_TREND_FIELDS)
 
 
-def repository_trend_figure(table: list[dict[str, Any]]) -> dict[str, Any]:
+def repository_trend_figure(table: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """One repository's freezes and skipped tests (left axis) and freeze-days (right axis):
     the figure of its table's rows (:func:`repository_trend_table`)."""
     title = "Debt trend"
@@ -279,12 +281,12 @@ def repository_trend_figure(table: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def patch_outcomes_table(series: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def patch_outcomes_table(series: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Patches passed and blocked per day, with earned and borrowed green."""
     return daily_totals(series, ("patches", "passed", "blocked", "earned", "borrowed"))
 
 
-def patch_outcomes_figure(table: list[dict[str, Any]]) -> dict[str, Any]:
+def patch_outcomes_figure(table: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Patches reported per day, stacked by verdict: the figure of its table's rows
     (:func:`patch_outcomes_table`)."""
     title = "Patches per day by verdict"

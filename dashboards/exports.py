@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import datetime
 import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from django.http import HttpResponse
@@ -35,7 +35,7 @@ def _cell(value: Any) -> Any:
     return text
 
 
-def csv_text(rows: Iterable[dict[str, Any]], columns: Sequence[Column]) -> str:
+def csv_text(rows: Iterable[Mapping[str, Any]], columns: Sequence[Column]) -> str:
     """The rows as CSV with a header line; dates in ISO form, None as an empty cell."""
     keys = [c if isinstance(c, str) else c[0] for c in columns]
     headers = [c if isinstance(c, str) else c[1] for c in columns]
@@ -48,7 +48,7 @@ def csv_text(rows: Iterable[dict[str, Any]], columns: Sequence[Column]) -> str:
 
 
 def csv_response(
-    rows: Iterable[dict[str, Any]], columns: Sequence[Column], filename: str
+    rows: Iterable[Mapping[str, Any]], columns: Sequence[Column], filename: str
 ) -> HttpResponse:
     """A CSV download of ``rows``; ``filename`` should end in ``.csv``."""
     safe = "".join(ch for ch in filename if ch.isalnum() or ch in "._-") or "export.csv"
@@ -90,40 +90,46 @@ WEEKLY_COLUMNS: list[Column] = [
 REPOSITORY_TREND_COLUMNS: list[Column] = ["date", *charts.REPOSITORY_TREND_FIELDS]
 
 
-def overview_csv(rows: list[dict[str, Any]], filename: str = "overview.csv") -> HttpResponse:
+def overview_csv(rows: Sequence[Mapping[str, Any]], filename: str = "overview.csv") -> HttpResponse:
     flat = [
         {**row, **{f"change_{key}": value for key, value in row["change"].items()}} for row in rows
     ]
     return csv_response(flat, OVERVIEW_COLUMNS, filename)
 
 
-def series_csv(series: list[dict[str, Any]], filename: str = "debt-series.csv") -> HttpResponse:
+def series_csv(
+    series: Sequence[Mapping[str, Any]], filename: str = "debt-series.csv"
+) -> HttpResponse:
     """Every snapshot figure per day and repository."""
     return csv_response(series, SERIES_COLUMNS, filename)
 
 
 def freeze_debt_csv(
-    series: list[dict[str, Any]], filename: str = "freeze-debt.csv"
+    series: Sequence[Mapping[str, Any]], filename: str = "freeze-debt.csv"
 ) -> HttpResponse:
     return csv_response(charts.freeze_debt_table(series), FREEZE_DEBT_COLUMNS, filename)
 
 
-def skip_debt_csv(series: list[dict[str, Any]], filename: str = "skip-debt.csv") -> HttpResponse:
+def skip_debt_csv(
+    series: Sequence[Mapping[str, Any]], filename: str = "skip-debt.csv"
+) -> HttpResponse:
     return csv_response(charts.skip_debt_table(series), SKIP_DEBT_COLUMNS, filename)
 
 
 def blocked_share_csv(
-    weekly: list[dict[str, Any]], filename: str = "blocked-share.csv"
+    weekly: Sequence[Mapping[str, Any]], filename: str = "blocked-share.csv"
 ) -> HttpResponse:
     return csv_response(charts.blocked_share_table(weekly), BLOCKED_SHARE_COLUMNS, filename)
 
 
-def weekly_csv(weekly: list[dict[str, Any]], filename: str = "blocked-weekly.csv") -> HttpResponse:
+def weekly_csv(
+    weekly: Sequence[Mapping[str, Any]], filename: str = "blocked-weekly.csv"
+) -> HttpResponse:
     """The blocked share per week and repository (the chart's numbers before summing)."""
     return csv_response(weekly, WEEKLY_COLUMNS, filename)
 
 
 def repository_trend_csv(
-    series: list[dict[str, Any]], filename: str = "repository-trend.csv"
+    series: Sequence[Mapping[str, Any]], filename: str = "repository-trend.csv"
 ) -> HttpResponse:
     return csv_response(charts.repository_trend_table(series), REPOSITORY_TREND_COLUMNS, filename)

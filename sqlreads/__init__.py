@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from django.db import connection
 from django.db.models import DEFERRED, Field, Model
@@ -52,7 +52,7 @@ def in_lists(sql: str, params: Sequence[Any]) -> tuple[str, list[Any]]:
 def fields(model: type[Model], *names: str) -> list[tuple[str, Field]]:
     """(name, field) of these fields of ``model``, as a ``Read`` names its columns (a foreign
     key by its attname, ``repository_id``, or its name)."""
-    return [(name, model._meta.get_field(name)) for name in names]
+    return [(name, cast(Field, model._meta.get_field(name))) for name in names]
 
 
 @contextlib.contextmanager

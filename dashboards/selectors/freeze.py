@@ -30,6 +30,10 @@ class OutcomeRow(TypedDict):
     outcome: str
 
 
+class FreezePageRow(FreezeRow):
+    current: bool
+
+
 class FreezeDetail(TypedDict):
     """The freeze page. ``row`` as the repository page's ledger rows, with ``current``;
     ``covers`` the blast radius; ``events`` oldest first; ``actions`` newest first, of every
@@ -37,7 +41,7 @@ class FreezeDetail(TypedDict):
 
     repository: Repository
     freeze: Freeze
-    row: FreezeRow
+    row: FreezePageRow
     covers: list[str]
     events: list[dict[str, Any]]
     actions: list[FreezeAction]
@@ -119,7 +123,7 @@ def freeze_detail(*, user, repository_slug: str, freeze_id: str) -> FreezeDetail
     return {
         "repository": repository,
         "freeze": freeze,
-        "row": row | {"current": freeze.current},
+        "row": {**row, "current": freeze.current},
         "covers": list(freeze.covers),
         "events": events,
         "actions": actions,

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
+
+from django.db.models import Field
 
 from dashboards import charts
 from dashboards.models import TOTAL_FIGURES, DebtSnapshot, DebtTotal
@@ -136,7 +138,7 @@ _OVERVIEW = Read(
     [
         ("pk", None),
         *(
-            (f"{side}_{name}", DebtSnapshot._meta.get_field(name))
+            (f"{side}_{name}", cast(Field, DebtSnapshot._meta.get_field(name)))
             for side in ("now", "then")
             for name in ("day", *_ROW_FIGURES)
         ),
@@ -179,11 +181,8 @@ def overview_rows(
 
 
 def _visible_rows(user, repositories: list[str] | None) -> list[dict[str, Any]]:
-    return list(
-        visibility.repositories(user, slugs=repositories)
-        .order_by("slug")
-        .values("pk", "slug", "name")
-    )
+    visible = visibility.repositories(user, slugs=repositories).order_by("slug")
+    return [dict(row) for row in visible.values("pk", "slug", "name")]
 
 
 def _overview_rows(visible: list[dict[str, Any]], end: datetime.date) -> list[OverviewRow]:
@@ -216,14 +215,13 @@ def _overview_rows(visible: list[dict[str, Any]], end: datetime.date) -> list[Ov
         # Unknown rather than zero when one side is missing, or both are the same old row.
         unknown = now is None or then is None or now["as_of"] == then["as_of"]
         for name in OVERVIEW_FIGURES:
-            if unknown or now[name] is None or then[name] is None:
+            if unknown or now is None or then is None or now[name] is None or then[name] is None:
                 change[name] = None
             else:
                 delta = now[name] - then[name]
                 change[name] = round(delta, 1) if isinstance(delta, float) else delta
-        result.append(
-            {"slug": repository["slug"], "name": repository["name"], **figures, "change": change}
-        )
+        row = {"slug": repository["slug"], "name": repository["name"], **figures, "change": change}
+        result.append(cast(OverviewRow, row))
     result.sort(key=lambda row: (-row["debt"], row["slug"]))
     return result
 
@@ -278,7 +276,7 @@ def _debt_totals(ids: list[int] | None, start: datetime.date, end: datetime.date
         daily = _TOTALS_OF.rows([start, end, ids]) if ids else []
     # The weeks from the days: the same sums, without another pass over the snapshots.
     weekly = charts.blocked_share_table(weekly_from_series(daily))
-    return {"daily": daily, "weekly": weekly}
+    return {"daily": cast(list[TotalRow], daily), "weekly": cast(list[WeekRow], weekly)}
 
 
 def overview(

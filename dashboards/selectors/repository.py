@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 from django.utils import timezone
 
@@ -220,7 +220,7 @@ def freeze_row(
 def _policy(repository: Repository) -> PolicyView:
     stored = _POLICY.instances(Policy, [repository.pk])
     policy = stored[0] if stored else None
-    settings_ = (policy or Policy(repository=repository)).snapshot()
+    settings_: dict[str, Any] = (policy or Policy(repository=repository)).snapshot()
     severities = {**DEFAULT_SEVERITIES, **settings_["severities"]}
     return {
         "stored": policy is not None,
@@ -283,12 +283,15 @@ def repository_detail(
         patch["verdict"] = patch["verdict"] or Report.Verdict.PENDING
         patch["codes"] = patch["codes"] or []
 
-    series: list[SeriesRow] = [
-        {
-            "date": row[0],
-            "repository": repository.slug,
-            **dict(zip(SERIES_FIELDS, row[1:], strict=True)),
-        }
+    series = [
+        cast(
+            SeriesRow,
+            {
+                "date": row[0],
+                "repository": repository.slug,
+                **dict(zip(SERIES_FIELDS, row[1:], strict=True)),
+            },
+        )
         for row in _SNAPSHOTS.values([repository.pk, start, end])
     ]
     return {
@@ -299,11 +302,11 @@ def repository_detail(
         "weekly": weekly_from_series(series),
         "freezes": rows,
         "counts": counts,
-        "history": history,
+        "history": cast(list[EventRow], history),
         "history_total": history_total,
         "silent_renewals": silent_renewals,
         "chains": {f.freeze_id: f.renewals for f in freezes if f.renewals},
-        "patches": patches,
+        "patches": cast(list[PatchRow], patches),
         "renewal_requests": [
             action for action in answers if action.action == FreezeAction.Action.RENEWAL
         ],

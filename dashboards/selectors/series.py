@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 from django.db.models import QuerySet
 
@@ -73,11 +73,8 @@ def debt_snapshots(
 
 def series_row(row: dict[str, Any]) -> SeriesRow:
     """A row of :func:`debt_snapshots` as a :class:`SeriesRow`."""
-    return {
-        "date": row["day"],
-        "repository": row["repository__slug"],
-        **{name: row[name] for name in SERIES_FIELDS},
-    }
+    figures = {name: row[name] for name in SERIES_FIELDS}
+    return cast(SeriesRow, {"date": row["day"], "repository": row["repository__slug"], **figures})
 
 
 def debt_series(

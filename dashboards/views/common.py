@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import html
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
@@ -93,7 +94,7 @@ def _panel_layout(layout: dict[str, Any]) -> dict[str, Any]:
 def chart_panel(
     key: str,
     figure: dict[str, Any],
-    table: list[dict[str, Any]],
+    table: Sequence[Mapping[str, Any]],
     *,
     columns: tuple[str, ...],
     csv: str,

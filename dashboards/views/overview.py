@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -36,12 +36,13 @@ OVERVIEW_COLUMNS = (
 )
 
 
-def _overview_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _overview_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     table = []
     for row in rows:
         cells = []
         for key, _label in OVERVIEW_COLUMNS:
             value = row.get(key)
+            shown: Any  # a number, or None for no snapshot
             if key == "blocked_share":
                 shown = "no patches" if value is None else f"{value:g}%"
                 title = f"{row['blocked_30d']} of {row['patches_30d']} patches"
@@ -160,7 +161,7 @@ def _series_only(request: HttpRequest, filters: Filters) -> dict[str, Any]:
     return {"series": series, "weekly": weekly_from_series(series)}
 
 
-def _totals_only(request: HttpRequest, filters: Filters) -> dict[str, Any]:
+def _totals_only(request: HttpRequest, filters: Filters) -> selectors.Totals:
     return selectors.debt_totals(user=request.user, **filters.selector_args)
 
 
@@ -169,7 +170,7 @@ def _rows_only(request: HttpRequest, filters: Filters) -> dict[str, Any]:
 
 
 # Each export: what it reads, and how it writes the CSV.
-EXPORTS: dict[str, tuple[Callable[..., dict[str, Any]], Callable[..., HttpResponse]]] = {
+EXPORTS: dict[str, tuple[Callable[..., Mapping[str, Any]], Callable[..., HttpResponse]]] = {
     "overview": (_rows_only, lambda data: exports.overview_csv(data["rows"])),
     "freeze-debt": (_totals_only, lambda data: exports.freeze_debt_csv(data["daily"])),
     "skip-debt": (_totals_only, lambda data: exports.skip_debt_csv(data["daily"])),

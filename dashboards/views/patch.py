@@ -100,7 +100,7 @@ def patch(request: HttpRequest, slug: str, patch_id: int) -> HttpResponse:
         problem_items.setdefault(problem.get("code", ""), set()).update(problem.get("items", []))
     unaccounted = problem_items.get("unaccounted-skip", set())
     figures = detail["figures"]
-    counts = [
+    counts: list[dict[str, Any]] = [
         {
             "bucket": bucket,
             "base": (figures.get("base") or {}).get(bucket),

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
 
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -58,7 +59,7 @@ class PolicyForm(forms.Form):
     )
 
     @classmethod
-    def initial_from(cls, policy: dict[str, Any], overrides: dict[str, str]) -> dict[str, Any]:
+    def initial_from(cls, policy: Mapping[str, Any], overrides: dict[str, str]) -> dict[str, Any]:
         initial: dict[str, Any] = {
             "max_freeze_days": policy["max_freeze_days"],
             "fixture_paths": "\n".join(policy["fixture_paths"]),
@@ -200,7 +201,7 @@ def _policy_change(change: dict[str, Any]) -> dict[str, Any]:
     return {"at": change["created_at"], "by": change["by"], "fields": fields}
 
 
-def _verdict_counts(patches: list[dict[str, Any]]) -> dict[str, int]:
+def _verdict_counts(patches: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     counts = {"pass": 0, "block": 0, "pending": 0}
     for patch in patches:
         counts[patch["verdict"]] = counts.get(patch["verdict"], 0) + 1
@@ -249,7 +250,8 @@ def policy_edit(request: HttpRequest, slug: str) -> HttpResponse:
     form = PolicyForm(request.POST)
     if form.is_valid():
         try:
-            policy_update(repository=repository, user=request.user, **form.changes())
+            user = cast(User, request.user)  # signed in: login_required
+            policy_update(repository=repository, user=user, **form.changes())
         except ValidationError as error:
             for field, problems in error.message_dict.items():
                 target = (

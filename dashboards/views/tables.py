@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import html
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.urls import reverse
@@ -43,7 +44,7 @@ def url_format(name: str, *args: str) -> str:
     return reverse(name, args=[*args, int(_PLACEHOLDER)]).replace(_PLACEHOLDER, "{}")
 
 
-def overview_rows(rows: list[dict[str, Any]], filters: Filters) -> SafeString:
+def overview_rows(rows: Sequence[Mapping[str, Any]], filters: Filters) -> SafeString:
     """The overview table's rows: 50 repositories of 8 cells as a template loop cost more
     than the rest of an uncached overview."""
     # A repository slug is letters, digits, ".", "_" and "-": nothing to quote in a URL.
@@ -85,7 +86,7 @@ def overview_rows(rows: list[dict[str, Any]], filters: Filters) -> SafeString:
 _NONE = '<span class="empty">none</span>'
 
 
-def patch_rows(patches: list[dict[str, Any]], slug: str) -> SafeString:
+def patch_rows(patches: Sequence[Mapping[str, Any]], slug: str) -> SafeString:
     """The repository page's latest 50 patches: a link and a date a row made the template
     loop half of the page's time."""
     link = text_html(url_format("dashboards:patch", slug))
@@ -105,7 +106,7 @@ def patch_rows(patches: list[dict[str, Any]], slug: str) -> SafeString:
 _SILENT = ' <span class="badge silent" title="renewed without a new reason">silent renewal</span>'
 
 
-def history_rows(history: list[dict[str, Any]], slug: str) -> SafeString:
+def history_rows(history: Sequence[Mapping[str, Any]], slug: str) -> SafeString:
     """The repository page's latest 60 ledger events: a link and a date a row made the
     template loop a fifth of the page's time."""
     links: dict[str, str] = {}  # a freeze id may be a path: reversed once a freeze
@@ -159,7 +160,7 @@ def severity_rows(fields: list[Any]) -> SafeString:
     return mark_safe("\n".join(lines))  # noqa: S308 - every piece of text above is escaped
 
 
-def outcome_rows(outcomes: list[dict[str, Any]]) -> SafeString:
+def outcome_rows(outcomes: Sequence[Mapping[str, Any]]) -> SafeString:
     """The frozen test's latest 20 outcomes on the freeze page: a template loop (a link, a
     date and a slug a row) took a third of the page."""
     link = text_html(url_format("api:run-detail"))
