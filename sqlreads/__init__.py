@@ -1,8 +1,7 @@
 """Reads written in SQL, for the few that a page runs on every request.
 
-Building a query with the ORM cost the repository page more than running it: on the machine
-of the page benchmark, 0.7 to 2 ms of Python a query where PostgreSQL answered in 0.2, some
-two fifths of the page. A ``Read`` holds its SQL, written once in what SQLite and PostgreSQL
+Building a query with the ORM cost the repository page more than running it (bench_pages
+measures it). A ``Read`` holds its SQL, written once in what SQLite and PostgreSQL
 share, and the model field behind each column it selects, whose converters (the ORM's own,
 for the connection's backend) give each value as the ORM would have: dates, aware datetimes,
 booleans, decoded JSON. Only reads already limited to what the user may see belong here (a
@@ -77,8 +76,8 @@ class Read:
 
     ``replan``: PostgreSQL plans the read for its parameters on every run, rather than
     preparing it. For reads whose best plan depends on them, such as a range of days: a
-    prepared statement's generic plan assumes that a range holds few rows (a 200th of the
-    table), and sorted a year of 50 repositories' snapshots to sum them, 20 ms against 5.
+    prepared statement's generic plan assumes that a range holds few rows, and sorts a year of
+    snapshots where a plan for the real range does not.
     """
 
     def __init__(
