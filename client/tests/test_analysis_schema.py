@@ -370,3 +370,40 @@ def test_an_answer_is_found_again_by_another_process(tmp_path: Path) -> None:
         answers.append(json.loads(done.stdout))
     assert "result_cached" not in answers[0]["stats"]
     assert answers[1]["stats"]["result_cached"] == 1
+
+
+@pytest.mark.parametrize(
+    ("names", "relative"),
+    [
+        (["helper"], False),
+        (["help", "helper_2"], False),
+        (["x1", "_"], False),
+        (["b64encode", "join"], True),
+        (["caf\u00e9"], False),  # not of word characters alone: searched in the text
+        (["my-fixture"], False),
+        ([], True),
+        ([], False),
+    ],
+)
+def test_a_files_words_find_what_its_text_finds(names: list[str], relative: bool) -> None:
+    # a warm run searches the cached words of a file instead of its text: the same answers
+    from freezedebt_ci.analysis.index import words
+    from freezedebt_ci.analysis.reading import words_of
+
+    texts = [
+        b"",
+        b"def helper(x):\n    return x\n",
+        b"helpers = 1\nhelper_2 = 2\n# help!\n",
+        b"from .util import helper\n",
+        b"from  .util import x\nfrom..y import z\n",
+        b"x = 'caf\xc3\xa9' + b64encode(data) + os.path.join(a)\n",
+        b"_ = x1; x10 = 2; y_x1 = 3\n",
+        b"@pytest.fixture(name='my-fixture')\ndef f(): pass\n",
+        b"from a import *\n\xff\xfe not utf-8 \x00 helper\x01join\n",
+        b"\xc3\xa9helper\xc3\xa9 joined rejoin\n",
+    ]
+    needle = words(names, relative=relative)
+    for text in texts:
+        if needle.plain:
+            assert needle.search_words(words_of(text)) == needle.search(text), text
+    assert needle.plain == all(n.isascii() and n.replace("_", "a").isalnum() for n in names)

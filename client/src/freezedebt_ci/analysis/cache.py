@@ -17,6 +17,8 @@ from .facts import FACTS_VERSION, PYTHON, Facts
 MAX_ENTRIES = 50_000
 #: Whole answers kept at most.
 MAX_ANSWERS = 32
+#: The key prefix of a blob's words (see ``reading.words_of``), kept beside its facts.
+WORDS = "w1:"
 
 
 class FactsCache:
@@ -25,8 +27,8 @@ class FactsCache:
     def __init__(self, folder: Path | None) -> None:
         self.path = folder / f"facts-py{PYTHON}-v{FACTS_VERSION}.marshal" if folder else None
         # oid -> (with digests, the record marshalled): records are decoded when asked for,
-        # so a large cache costs little to load
-        self.entries: dict[str, tuple[bool, bytes]] = {}
+        # so a large cache costs little to load; WORDS + oid -> (flags, the blob's words)
+        self.entries: dict[str, tuple[int, bytes]] = {}
         self.used: set[str] = set()
         self.added = 0
         self.loaded = 0
@@ -39,7 +41,7 @@ class FactsCache:
                 data = None
             if isinstance(data, dict):
                 self.entries = data
-                self.loaded = len(self.entries)
+                self.loaded = sum(1 for k in data if not k.startswith(WORDS))
 
     def get(self, oid: str, *, with_digests: bool) -> Facts | None:
         entry = self.entries.get(oid)
@@ -55,6 +57,23 @@ class FactsCache:
     def put(self, oid: str, facts: Facts, *, with_digests: bool) -> None:
         self.entries[oid] = (with_digests, marshal.dumps(facts.to_record()))
         self.used.add(oid)
+        self.added += 1
+
+    def get_words(self, oid: str) -> tuple[int, bytes] | None:
+        entry = self.entries.get(WORDS + oid)
+        if (
+            not isinstance(entry, tuple)
+            or len(entry) != 2
+            or not isinstance(entry[0], int)
+            or not isinstance(entry[1], bytes)
+        ):
+            return None
+        self.used.add(WORDS + oid)
+        return entry
+
+    def put_words(self, oid: str, words: tuple[int, bytes]) -> None:
+        self.entries[WORDS + oid] = words
+        self.used.add(WORDS + oid)
         self.added += 1
 
     def save(self) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+import re
 import time
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
@@ -26,6 +27,26 @@ def _record_of(data: bytes) -> tuple[Any, ...]:
     # a worker only parses one file after another: the cyclic collector finds nothing there
     gc.disable()
     return extract(data, with_digests=False).to_record()
+
+
+#: ASCII letters, digits and ``_`` kept, every other byte a space: the words of a file as a
+#: bytes pattern's ``\\b`` sees them.
+_WORD_BYTES = bytes(
+    c if chr(c).isascii() and (chr(c).isalnum() or chr(c) == "_") else 0x20 for c in range(256)
+)
+#: Flags of a file's words: it has ``import *``; it has a relative ``from .`` import.
+STAR_IMPORT, RELATIVE_IMPORT = 1, 2
+_RELATIVE = re.compile(rb"\bfrom \.")
+
+
+def words_of(data: bytes) -> tuple[int, bytes]:
+    """Each distinct word of a file once, between spaces, and its flags: ``\\bname\\b``
+    matches this text exactly when it matches the file, for a name of word characters. Kept
+    in the cache, so a warm run searches files without reading them."""
+    flags = (STAR_IMPORT if b"import *" in data else 0) | (
+        RELATIVE_IMPORT if _RELATIVE.search(data) else 0
+    )
+    return flags, b" " + b" ".join(set(data.translate(_WORD_BYTES).split())) + b" "
 
 
 class OutOfTime(Exception):
@@ -54,6 +75,7 @@ class Reader:
         self.clock = clock
         self.bytes: dict[str, bytes] = {}
         self.facts: dict[str, Facts] = {}
+        self.words: dict[str, tuple[int, bytes]] = {}
         self.parsed = 0
         self.parse_errors: dict[str, str] = {}
         self.pool: ProcessPoolExecutor | None = None
@@ -68,22 +90,51 @@ class Reader:
         wanted = [o for o in dict.fromkeys(oids) if o not in self.bytes]
         self.bytes.update(self.git.blobs(wanted))
 
+    def load_words(self, oids: Iterable[str]) -> None:
+        """The words of many blobs (:func:`words_of`), from the cache or read in one batch."""
+        missing = []
+        for oid in dict.fromkeys(oids):
+            if oid in self.words:
+                continue
+            found = self.cache.get_words(oid)
+            if found is None:
+                missing.append(oid)
+            else:
+                self.words[oid] = found
+        if not missing:
+            return
+        self.clock.check()
+        self.load(missing)
+        for oid in missing:
+            data = self.bytes.get(oid)
+            if data is None:  # not in the object store: nothing to find in it
+                self.words[oid] = (0, b"")
+                continue
+            self.words[oid] = found = words_of(data)
+            self.cache.put_words(oid, found)
+
     def prefetch(self, oids: Iterable[str]) -> None:
         """Extract the facts of many blobs at once, in worker processes when there are enough
         of them to pay for starting those (parsing is most of the analysis's cost, and each
         file is parsed on its own)."""
-        todo = [
-            o
-            for o in dict.fromkeys(oids)
-            if o not in self.facts and self.cache.get(o, with_digests=False) is None
-        ]
+        todo = []
+        for oid in dict.fromkeys(oids):
+            if oid in self.facts:
+                continue
+            cached = self.cache.get(oid, with_digests=False)
+            if cached is None:
+                todo.append(oid)
+            else:
+                self.facts[oid] = cached
+        if not todo:
+            return
+        self.clock.check()
+        self.load(todo)  # in one batch, also when facts_of extracts them one by one
         workers = min(os.cpu_count() or 1, MAX_WORKERS)
         # a daemonic process (a Celery prefork child) may not start processes of its own
         daemonic = multiprocessing.current_process().daemon
         if len(todo) < PARALLEL_FROM or workers < 2 or self.pool_failed or daemonic:
             return  # facts_of extracts them one by one
-        self.clock.check()
-        self.load(todo)
         try:
             if self.pool is None:
                 self.pool = ProcessPoolExecutor(workers)

@@ -9,7 +9,7 @@ from pathlib import PurePosixPath
 
 from .facts import Facts, Symbol
 from .gitread import Entry
-from .index import Needle, words
+from .index import Needle, spelled_in, words
 from .reading import Reader
 
 
@@ -83,7 +83,7 @@ class Tests:
         self._steps: dict[tuple[str, str], _Step] = {}
         self._class_cache: dict[tuple[str, str], list[tuple[TestFile, Symbol]]] = {}
         self._conftest_cache: dict[str, list[TestFile]] = {}
-        reader.load(e.oid for e in files.values())
+        reader.load_words(e.oid for e in files.values())
         for path in files:
             if PurePosixPath(path).name == "conftest.py":
                 self._parse(path)
@@ -139,19 +139,17 @@ class Tests:
         that reaches them."""
         new = {n for n in names if n and n not in self.searched}
         first = set(new)
-        gate: Needle | None = words(gates, rb"\bfrom \.") if gates else None
+        gate: Needle | None = words(gates, relative=True) if gates else None
         for _round in range(8):
             if not new:
                 break
             self.searched |= new
             needle = words(new)
-            found = []
-            for path, entry in self.entries.items():
-                if path in self.files:
-                    continue
-                data = self.reader.bytes.get(entry.oid, b"")
-                if needle.search(data) and (gate is None or gate.search(data)):
-                    found.append(path)
+            unread = {p: e.oid for p, e in self.entries.items() if p not in self.files}
+            spelled = spelled_in(self.reader, needle, list(unread.values()))
+            if gate is not None:
+                spelled &= spelled_in(self.reader, gate, list(spelled))
+            found = [p for p, oid in unread.items() if oid in spelled]
             self.reader.prefetch(self.entries[p].oid for p in found)
             for path in found:
                 self._parse(path)
