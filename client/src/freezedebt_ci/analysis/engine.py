@@ -88,8 +88,16 @@ class Layout:
         if not src:
             src = ("src",) if any(p.startswith("src/") for p in every) else ("",)
         self.src = src
+        self._kinds: dict[str, str] = {}
 
     def kind(self, path: str) -> str:
+        """Asked of every path of the tree several times: matched once each."""
+        found = self._kinds.get(path)
+        if found is None:
+            found = self._kinds[path] = self._kind(path)
+        return found
+
+    def _kind(self, path: str) -> str:
         if matches_any(self.settings.fixtures, path):
             return FIXTURE
         if is_test_file(path, self.settings.tests):

@@ -108,8 +108,8 @@ class Symbol:
         parts of patched targets); computed once."""
         if self._names is None:
             out: set[str] = set(self.words)
-            for chain in (*self.calls, *self.uses):
-                out.update(chain.split("."))
+            # one split of every chain joined: the same parts, without a call per chain
+            out.update(".".join((*self.calls, *self.uses)).split("."))
             out.discard("")
             self._names = frozenset(out)
         return self._names
@@ -120,9 +120,8 @@ class Symbol:
         computed once."""
         if self._attributes is None:
             out: set[str] = set(self.words)
-            for chain in (*self.calls, *self.uses):
-                if "." in chain:
-                    out.update(chain.split(".")[1:])
+            tails = [c.partition(".")[2] for c in (*self.calls, *self.uses) if "." in c]
+            out.update(".".join(tails).split("."))
             out.discard("")
             self._attributes = frozenset(out)
         return self._attributes

@@ -233,7 +233,7 @@ class Index:
                 for chains, called in ((symbol.calls, True), (symbol.uses, False)):
                     for chain in chains:
                         parts = chain.split(".")
-                        if parts[0] not in aliased and not any(p in spelled for p in parts):
+                        if parts[0] not in aliased and spelled.isdisjoint(parts):
                             continue
                         hit = self.resolve(module, chain, owner, called, local)
                         if hit is None:

@@ -3,6 +3,7 @@ helpers mention, and the files those live in."""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -83,6 +84,7 @@ class Tests:
         self._steps: dict[tuple[str, str], _Step] = {}
         self._class_cache: dict[tuple[str, str], list[tuple[TestFile, Symbol]]] = {}
         self._conftest_cache: dict[str, list[TestFile]] = {}
+        self._members_cache: dict[str, dict[str, list[Symbol]]] = {}
         reader.load_words(e.oid for e in files.values())
         for path in files:
             if PurePosixPath(path).name == "conftest.py":
@@ -180,7 +182,13 @@ class Tests:
                                 self._parse(path)
                     more.add(symbol.fixture or qualname.rsplit(".", 1)[-1])
             new = more - self.searched
-        for cache in (self.closures, self._steps, self._class_cache, self._conftest_cache):
+        for cache in (
+            self.closures,
+            self._steps,
+            self._class_cache,
+            self._conftest_cache,
+            self._members_cache,
+        ):
             cache.clear()
 
     def tests(self) -> dict[str, tuple[TestFile, Symbol, str | None]]:
@@ -228,20 +236,22 @@ class Tests:
         if step is not None:
             return step
         mentioned = sym.names()
+        aliases = file.aliases
         names = set(mentioned)
-        names.update(file.aliases[n] for n in mentioned if n in file.aliases)
+        # set operations in place of a lookup per mentioned name: this runs for every test
+        aliased = mentioned & aliases.keys()
+        names.update(aliases[n] for n in aliased)
         deps: list[tuple[TestFile, Symbol]] = []
         for param in (*sym.params, *sym.usefixtures):
             deps.extend(self._fixture(file, param))
+        own = file.facts.symbols
+        deps.extend((file, own[n]) for n in mentioned & own.keys() if own[n] is not sym)
         support = self._support(file)
-        for name in mentioned:
-            helper = file.facts.symbols.get(name)
-            if helper is not None and helper is not sym:
-                deps.append((file, helper))
+        if support:
+            looked_up = (mentioned - aliased) | {aliases[n] for n in aliased}
             for helper_file in support:
-                found = helper_file.facts.symbols.get(file.aliases.get(name, name))
-                if found is not None:
-                    deps.append((helper_file, found))
+                theirs = helper_file.facts.symbols
+                deps.extend((helper_file, theirs[n]) for n in looked_up & theirs.keys())
         step = _Step(frozenset(names), frozenset(sym.attributes()), tuple(deps))
         self._steps[mark] = step
         return step
@@ -255,12 +265,24 @@ class Tests:
             klass = tf.facts.symbols.get(owner)
             if klass is not None:
                 parts.append((tf, klass))
-            for qualname, other in tf.facts.symbols.items():
-                tail = qualname.rsplit(".", 1)[-1]
-                if qualname.startswith(owner + ".") and (other.fixture or tail in _SETUPS):
-                    parts.append((tf, other))
+            parts.extend((tf, other) for other in self._class_members(tf).get(owner, ()))
             self._class_cache[mark] = parts
         return parts
+
+    def _class_members(self, tf: TestFile) -> dict[str, list[Symbol]]:
+        """The fixtures and set-up methods of each class of a file, in the file's order, by
+        every class they are nested in: one pass per file, not one per test class."""
+        found = self._members_cache.get(tf.path)
+        if found is None:
+            found = defaultdict(list)
+            for qualname, other in tf.facts.symbols.items():
+                owner, _, tail = qualname.rpartition(".")
+                if owner and (other.fixture or tail in _SETUPS):
+                    parts = owner.split(".")
+                    for i in range(1, len(parts) + 1):
+                        found[".".join(parts[:i])].append(other)
+            self._members_cache[tf.path] = found
+        return found
 
     def closure(self, nodeid: str, tf: TestFile, symbol: Symbol, owner: str | None) -> Closure:
         """What a test reaches: its own names, its class's, its fixtures' (its file's, then
@@ -290,13 +312,12 @@ class Tests:
             names |= step.names
             attributes |= step.attributes
             todo.extend(step.deps)
-        closure = Closure(
-            names,
-            attributes,
-            list(files.values()),
-            frozenset().union(*(f.reaches for f in files.values())),
-            members,
+        every = list(files.values())
+        # one file's reaches are shared as they are (frozen), not copied for each test
+        reaches = (
+            every[0].reaches if len(every) == 1 else frozenset().union(*(f.reaches for f in every))
         )
+        closure = Closure(names, attributes, every, reaches, members)
         self.closures[nodeid] = closure
         return closure
 
