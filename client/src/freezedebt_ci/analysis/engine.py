@@ -48,7 +48,7 @@ from .governance import (
 from .index import COVERAGE, IMPORT, NAME, UNIQUE, Index, Module, key
 from .judge import frozen_by, test_freezes
 from .reach import read_contexts
-from .reading import Clock, OutOfTime, Reader
+from .reading import STAR_IMPORT, Clock, OutOfTime, Reader
 from .testrefs import Closure, Tests, is_test_file
 
 FORMAT = "freezedebt-analysis/1"
@@ -251,13 +251,19 @@ class Analysis:
         layout, reader = self.layout, self.reader
         skipped: list[dict[str, str]] = []
         wanted = []
+        digested: list[str] = []
         for change in self.changes:
             before = self.base_tree.get(change.old_path or change.path)
             after = self.head_tree.get(change.path)
-            for side in (before, after):
-                if side is not None and side.is_file and side.path.endswith(".py"):
+            present = [s for s in (before, after) if s is not None]
+            for side in present:
+                if side.is_file and side.path.endswith(".py"):
                     wanted.append(side.oid)
+            data = layout.kind(change.path) == FIXTURE and not change.path.endswith("conftest.py")
+            if all(s.is_file for s in present) and not data:
+                digested.extend(s.oid for s in present if s.path.endswith(".py"))
         reader.load(wanted)
+        self._start_reading(digested)
 
         files: list[dict[str, Any]] = []
         changed: list[ChangedSymbol] = []
@@ -366,6 +372,37 @@ class Analysis:
             if len(pair[ADDED]) == 1 and len(pair[REMOVED]) == 1:
                 self.moved[pair[ADDED][0]] = pair[REMOVED][0]
 
+    def _python_files(self) -> tuple[dict[str, Entry], dict[str, Entry]]:
+        """The production files and the test-tree Python files (conftests included) of head."""
+        production: dict[str, Entry] = {}
+        tests: dict[str, Entry] = {}
+        for p, e in self.head_tree.items():
+            if not e.is_file:
+                continue
+            kind = self.layout.kind(p)
+            if kind == PRODUCTION:
+                production[p] = e
+            elif p.endswith(".py") and (
+                kind == TEST or (kind == FIXTURE and PurePosixPath(p).name == "conftest.py")
+            ):
+                tests[p] = e
+        return production, tests
+
+    def _start_reading(self, digested: list[str]) -> None:
+        """Give the worker processes (where they pay) what the analysis will parse whatever
+        the patch changed: both sides of each changed file, every package and star-importing
+        module, every conftest; and meanwhile find the words of every file here."""
+        reader = self.reader
+        production, tests = self._python_files()
+        packages = [e.oid for p, e in production.items() if p.endswith("__init__.py")]
+        conftests = [e.oid for p, e in tests.items() if PurePosixPath(p).name == "conftest.py"]
+        count = len(digested) + len(packages) + len(conftests)
+        reader.submit(digested, with_digests=True, count=count)
+        reader.submit([*packages, *conftests], with_digests=False, count=count)
+        reader.load_words(e.oid for e in (*production.values(), *tests.values()))
+        star = [e.oid for e in production.values() if reader.words[e.oid][0] & STAR_IMPORT]
+        reader.submit(star, with_digests=False, count=count + len(star))
+
     # -- 2. callers, and 3. the tests that name each symbol ---------------------------------
 
     def _index(self) -> None:
@@ -390,17 +427,7 @@ class Analysis:
         # is listed, not judged
         callers = {c for found in self.refs.values() for c, e in found.items() if e != NAME}
 
-        test_entries = {
-            p: e
-            for p, e in self.head_tree.items()
-            if e.is_file
-            and p.endswith(".py")
-            and (
-                self.layout.kind(p) == TEST
-                or (self.layout.kind(p) == FIXTURE and PurePosixPath(p).name == "conftest.py")
-            )
-        }
-        self.tests = Tests(test_entries, self.reader)
+        self.tests = Tests(self._python_files()[1], self.reader)
         interest = set(self.changed) | callers
         # What a test that reaches a target must spell: a function's name; a method's class
         # (a method is only found with its class named, unless its name is the project's own)

@@ -8,7 +8,7 @@ import os
 import re
 import time
 from collections.abc import Iterable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
@@ -22,11 +22,11 @@ PARALLEL_FROM = 12
 MAX_WORKERS = 4
 
 
-def _record_of(data: bytes) -> tuple[Any, ...]:
+def _record_of(data: bytes, with_digests: bool = False) -> tuple[Any, ...]:
     """In a worker: the facts of one blob, as the plain record the cache keeps."""
     # a worker only parses one file after another: the cyclic collector finds nothing there
     gc.disable()
-    return extract(data, with_digests=False).to_record()
+    return extract(data, with_digests=with_digests).to_record()
 
 
 #: ASCII letters, digits and ``_`` kept, every other byte a space: the words of a file as a
@@ -80,11 +80,69 @@ class Reader:
         self.parse_errors: dict[str, str] = {}
         self.pool: ProcessPoolExecutor | None = None
         self.pool_failed = False
+        #: (oid, with digests) -> facts being extracted in a worker, collected by facts_of
+        self.pending: dict[tuple[str, bool], Future[tuple[Any, ...]]] = {}
 
     def close(self) -> None:
+        self.pending.clear()
         if self.pool is not None:
             self.pool.shutdown(cancel_futures=True)
             self.pool = None
+
+    def _workers(self, count: int) -> ProcessPoolExecutor | None:
+        """The worker processes, started once, when ``count`` files pay for them."""
+        workers = min(os.cpu_count() or 1, MAX_WORKERS)
+        # a daemonic process (a Celery prefork child) may not start processes of its own
+        daemonic = multiprocessing.current_process().daemon
+        if count < PARALLEL_FROM or workers < 2 or self.pool_failed or daemonic:
+            return None
+        if self.pool is None:
+            try:
+                self.pool = ProcessPoolExecutor(workers)
+            except OSError:
+                self.pool_failed = True
+                return None
+        return self.pool
+
+    def submit(self, oids: Iterable[str], *, with_digests: bool, count: int) -> None:
+        """Start extracting the facts of some blobs in the workers while this process goes on
+        (``count``: how many files the whole analysis will parse at least, to judge whether
+        workers pay); facts_of collects them. Without workers, nothing happens here."""
+        todo = [
+            o
+            for o in dict.fromkeys(oids)
+            if (o, with_digests) not in self.pending
+            and o not in self.facts
+            and self.cache.get(o, with_digests=with_digests) is None
+        ]
+        if not todo or self._workers(count) is None:
+            return
+        self.load(todo)
+        pool = self.pool
+        assert pool is not None  # noqa: S101 - just started
+        try:
+            for oid in todo:
+                self.pending[(oid, with_digests)] = pool.submit(
+                    _record_of, self.bytes.get(oid, b""), with_digests
+                )
+        except (OSError, BrokenProcessPool, RuntimeError):
+            self.pool_failed = True
+            self.close()
+
+    def _collect(self, oid: str, with_digests: bool) -> Facts | None:
+        future = self.pending.pop((oid, with_digests), None)
+        if future is None:
+            return None
+        try:
+            record = future.result()
+        except (OSError, BrokenProcessPool):
+            self.pool_failed = True  # extracted here instead
+            self.close()
+            return None
+        facts = Facts.from_record(record)
+        self.cache.put(oid, facts, with_digests=with_digests)
+        self.parsed += 1
+        return facts
 
     def load(self, oids: Iterable[str]) -> None:
         wanted = [o for o in dict.fromkeys(oids) if o not in self.bytes]
@@ -119,7 +177,7 @@ class Reader:
         file is parsed on its own)."""
         todo = []
         for oid in dict.fromkeys(oids):
-            if oid in self.facts:
+            if oid in self.facts or (oid, False) in self.pending:
                 continue
             cached = self.cache.get(oid, with_digests=False)
             if cached is None:
@@ -130,14 +188,11 @@ class Reader:
             return
         self.clock.check()
         self.load(todo)  # in one batch, also when facts_of extracts them one by one
-        workers = min(os.cpu_count() or 1, MAX_WORKERS)
-        # a daemonic process (a Celery prefork child) may not start processes of its own
-        daemonic = multiprocessing.current_process().daemon
-        if len(todo) < PARALLEL_FROM or workers < 2 or self.pool_failed or daemonic:
+        if self._workers(len(todo)) is None:
             return  # facts_of extracts them one by one
+        workers = min(os.cpu_count() or 1, MAX_WORKERS)
         try:
-            if self.pool is None:
-                self.pool = ProcessPoolExecutor(workers)
+            assert self.pool is not None  # noqa: S101 - just started
             chunk = max(1, min(8, len(todo) // (workers * 4)))
             records = list(
                 self.pool.map(_record_of, (self.bytes.get(o, b"") for o in todo), chunksize=chunk)
@@ -157,7 +212,7 @@ class Reader:
         facts = self.facts.get(oid)
         if facts is not None and (not with_digests or facts.digest or facts.error):
             return facts
-        cached = self.cache.get(oid, with_digests=with_digests)
+        cached = self._collect(oid, with_digests) or self.cache.get(oid, with_digests=with_digests)
         if cached is None:
             self.clock.check()
             if oid not in self.bytes:
