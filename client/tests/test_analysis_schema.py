@@ -407,3 +407,59 @@ def test_a_files_words_find_what_its_text_finds(names: list[str], relative: bool
         if needle.plain:
             assert needle.search_words(words_of(text)) == needle.search(text), text
     assert needle.plain == all(n.isascii() and n.replace("_", "a").isalnum() for n in names)
+
+
+_PAIR_BASE = (
+    b"# -*- coding: utf-8 -*-\n"
+    b'"""Module doc."""\n'
+    b"import os\n\n\n"
+    b"def helper(x):\n    '''Doc.'''\n    return x\n\n\n"
+    b"class Box:\n    size = 1\n\n    def open(self, how):\n        return helper(how)\n\n"
+    b"    @property\n    def v(self):\n        return 1\n\n    @v.setter\n"
+    b"    def v(self, value):\n        pass\n\n\n"
+    b"def other():\n    return os.sep\n"
+)
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        _PAIR_BASE,
+        _PAIR_BASE.replace(b"return x\n", b"return x + 1\n"),
+        _PAIR_BASE.replace(b"'''Doc.'''", b"'''Other doc.'''"),
+        _PAIR_BASE.replace(b"    return x\n", b"    return (x)  # same tree\n"),
+        _PAIR_BASE.replace(b"size = 1", b"size = 2"),
+        _PAIR_BASE.replace(b"    pass\n", b"    return None\n"),
+        _PAIR_BASE.replace(b"def other():", b"def other(y=1):"),
+        _PAIR_BASE.replace(b"coding: utf-8", b"coding: latin-1"),
+        _PAIR_BASE.replace(b"\n", b"\r\n"),
+        b"from __future__ import annotations\n" + _PAIR_BASE,
+        _PAIR_BASE + b"\n\ndef helper(x):\n    return x\n",
+        _PAIR_BASE.replace(b"def other():\n    return os.sep\n", b""),
+        _PAIR_BASE + b"def broken(:\n",
+    ],
+)
+def test_both_sides_compared_by_text_where_unchanged_class_as_trees_do(head: bytes) -> None:
+    # a definition whose text is the same on both sides is digested by its text, not its tree
+    from freezedebt_ci.analysis.compare import compare
+    from freezedebt_ci.analysis.facts import extract, extract_pair
+    from freezedebt_ci.analysis.reading import _plain
+
+    def outcome(base: Any, new: Any) -> Any:
+        fc = compare(base, new, module="app.box")
+        return (
+            fc.klass,
+            fc.reasons,
+            fc.docstring_only,
+            fc.all_changed,
+            fc.reexports_removed,
+            [
+                (c.qualname, c.change, c.signature_changed, c.types_only, c.shape_changed)
+                for c in fc.symbols
+            ],
+        )
+
+    paired = extract_pair(_PAIR_BASE, head)
+    assert outcome(*paired) == outcome(extract(_PAIR_BASE), extract(head))
+    for side, source in zip(paired, (_PAIR_BASE, head), strict=True):
+        assert _plain(side) == extract(source, with_digests=False)

@@ -19,6 +19,8 @@ MAX_ENTRIES = 50_000
 MAX_ANSWERS = 32
 #: The key prefix of a blob's words (see ``reading.words_of``), kept beside its facts.
 WORDS = "w1:"
+#: The key prefix of the two sides of a changed file, compared (``facts.extract_pair``).
+PAIR = "p1:"
 
 
 class FactsCache:
@@ -41,7 +43,7 @@ class FactsCache:
                 data = None
             if isinstance(data, dict):
                 self.entries = data
-                self.loaded = sum(1 for k in data if not k.startswith(WORDS))
+                self.loaded = sum(1 for k in data if not k.startswith((WORDS, PAIR)))
 
     def get(self, oid: str, *, with_digests: bool) -> Facts | None:
         entry = self.entries.get(oid)
@@ -74,6 +76,25 @@ class FactsCache:
     def put_words(self, oid: str, words: tuple[int, bytes]) -> None:
         self.entries[WORDS + oid] = words
         self.used.add(WORDS + oid)
+        self.added += 1
+
+    def get_pair(self, old: str, new: str) -> tuple[Facts, Facts] | None:
+        name = f"{PAIR}{old}:{new}"
+        entry = self.entries.get(name)
+        if not isinstance(entry, tuple) or len(entry) != 2 or not isinstance(entry[1], bytes):
+            return None
+        try:
+            a, b = marshal.loads(entry[1])  # noqa: S302 - see __init__
+            pair = (Facts.from_record(a), Facts.from_record(b))
+        except (TypeError, ValueError, IndexError, KeyError, EOFError):
+            return None
+        self.used.add(name)
+        return pair
+
+    def put_pair(self, old: str, new: str, pair: tuple[Facts, Facts]) -> None:
+        name = f"{PAIR}{old}:{new}"
+        self.entries[name] = (1, marshal.dumps((pair[0].to_record(), pair[1].to_record())))
+        self.used.add(name)
         self.added += 1
 
     def save(self) -> None:

@@ -36,8 +36,8 @@ from .compare import (
     is_public,
 )
 from .config import Settings, settings_from_pyproject
-from .facts import FACTS_VERSION, PYTHON
-from .gitread import MODE_LINK, Entry, Git
+from .facts import FACTS_VERSION, PYTHON, Facts
+from .gitread import MODE_LINK, Changed, Entry, Git
 from .governance import (
     check_lock,
     parse_lock,
@@ -252,6 +252,7 @@ class Analysis:
         skipped: list[dict[str, str]] = []
         wanted = []
         digested: list[str] = []
+        pairs: list[tuple[str, str]] = []
         for change in self.changes:
             before = self.base_tree.get(change.old_path or change.path)
             after = self.head_tree.get(change.path)
@@ -260,10 +261,14 @@ class Analysis:
                 if side.is_file and side.path.endswith(".py"):
                     wanted.append(side.oid)
             data = layout.kind(change.path) == FIXTURE and not change.path.endswith("conftest.py")
-            if all(s.is_file for s in present) and not data:
+            if not all(s.is_file for s in present) or data:
+                continue
+            if before is not None and after is not None and self._compared_whole(change):
+                pairs.append((before.oid, after.oid))
+            else:
                 digested.extend(s.oid for s in present if s.path.endswith(".py"))
         reader.load(wanted)
-        self._start_reading(digested)
+        self._start_reading(digested, pairs)
 
         files: list[dict[str, Any]] = []
         changed: list[ChangedSymbol] = []
@@ -299,8 +304,13 @@ class Analysis:
                 entry["class"] = LOCAL
                 entry["reasons"] = ["fixture data: judged by the fixture lock, not as code"]
                 continue
-            base_facts = reader.facts_of(old.oid, with_digests=True) if old else None
-            head_facts = reader.facts_of(new.oid, with_digests=True) if new else None
+            base_facts: Facts | None
+            head_facts: Facts | None
+            if old is not None and new is not None and self._compared_whole(change):
+                base_facts, head_facts = reader.pair_facts(old.oid, new.oid)
+            else:
+                base_facts = reader.facts_of(old.oid, with_digests=True) if old else None
+                head_facts = reader.facts_of(new.oid, with_digests=True) if new else None
             for where, facts in (
                 (f"{old_path} (base)", base_facts),
                 (f"{change.path} (head)", head_facts),
@@ -372,6 +382,17 @@ class Analysis:
             if len(pair[ADDED]) == 1 and len(pair[REMOVED]) == 1:
                 self.moved[pair[ADDED][0]] = pair[REMOVED][0]
 
+    def _compared_whole(self, change: Changed) -> bool:
+        """Whether the two sides of a changed file are compared with each other (they are
+        not for a module moved to another import path: it left one and arrived at another)."""
+        old_path = change.old_path or change.path
+        kind = self.layout.kind(change.path)
+        if change.old_path and kind == OTHER:
+            kind = self.layout.kind(change.old_path)
+        if kind != PRODUCTION or not change.old_path:
+            return True
+        return self.layout.module(change.path) == self.layout.module(old_path)
+
     def _python_files(self) -> tuple[dict[str, Entry], dict[str, Entry]]:
         """The production files and the test-tree Python files (conftests included) of head."""
         production: dict[str, Entry] = {}
@@ -388,7 +409,7 @@ class Analysis:
                 tests[p] = e
         return production, tests
 
-    def _start_reading(self, digested: list[str]) -> None:
+    def _start_reading(self, digested: list[str], pairs: list[tuple[str, str]]) -> None:
         """Give the worker processes (where they pay) what the analysis will parse whatever
         the patch changed: both sides of each changed file, every package and star-importing
         module, every conftest; and meanwhile find the words of every file here."""
@@ -396,7 +417,8 @@ class Analysis:
         production, tests = self._python_files()
         packages = [e.oid for p, e in production.items() if p.endswith("__init__.py")]
         conftests = [e.oid for p, e in tests.items() if PurePosixPath(p).name == "conftest.py"]
-        count = len(digested) + len(packages) + len(conftests)
+        count = len(digested) + 2 * len(pairs) + len(packages) + len(conftests)
+        reader.submit_pairs(pairs, count=count)
         reader.submit(digested, with_digests=True, count=count)
         reader.submit([*packages, *conftests], with_digests=False, count=count)
         reader.load_words(e.oid for e in (*production.values(), *tests.values()))

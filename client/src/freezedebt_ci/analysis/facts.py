@@ -425,10 +425,18 @@ class _Extractor:
         # what each definition's digest covers: a function whole, a class its own statements
         self.nodes: list[tuple[Symbol, ast.AST | None, list[ast.AST]]] = []
 
-    def digests(self, attr: str) -> list[str]:
+    def digests(self, attr: str, same: dict[str, bytes] | None = None) -> list[str]:
+        """Each definition's digest (``attr``): of its tree, or for one in ``same`` (whose
+        text the other side of the file holds unchanged) of that text, tagged apart."""
         out = []
         for symbol, node, parts in self.nodes:
-            value = _digest(_dump(node) if node is not None else _dump(parts))
+            text = same.get(symbol.qualname) if same else None
+            if text is not None:
+                value = (
+                    "t" + hashlib.blake2b(attr.encode() + b"\0" + text, digest_size=10).hexdigest()
+                )
+            else:
+                value = _digest(_dump(node) if node is not None else _dump(parts))
             setattr(symbol, attr, value)
             out.append(f"{symbol.qualname}={value}")
         return out
@@ -530,6 +538,113 @@ def _all_names(tree: ast.Module) -> list[str] | None:
 def extract(source: bytes, *, with_digests: bool = True) -> Facts:
     """The facts of one file's bytes. Never raises for bad input: a file that is not UTF-8 or
     not valid Python gives facts with ``error`` set."""
+    begun = _begin(source, with_digests)
+    return begun if isinstance(begun, Facts) else begun.finish()
+
+
+def extract_pair(old: bytes, new: bytes) -> tuple[Facts, Facts]:
+    """The facts with digests of both sides of a changed file, for comparing them only. A
+    definition whose text is the same on both sides (the rest of a large file around a small
+    change) gets a digest of that text instead of a dump of its tree: equal texts parse to
+    equal trees, so every comparison of the two sides comes out as with tree digests, at a
+    fraction of the cost. These digests mean nothing against any other file."""
+    sides = [_begin(old, True), _begin(new, True)]
+    a, b = sides
+    if isinstance(a, Facts) or isinstance(b, Facts):
+        return (
+            a if isinstance(a, Facts) else a.finish(),
+            b if isinstance(b, Facts) else b.finish(),
+        )
+    same: dict[str, bytes] = {}
+    ours, theirs = a.segments(), b.segments()
+    if ours is not None and theirs is not None:
+        same = {q: text for q, text in ours.items() if theirs.get(q) == text}
+    return a.finish(same), b.finish(same)
+
+
+def _future(tree: ast.Module) -> str:
+    return _dump(
+        [s for s in tree.body if isinstance(s, ast.ImportFrom) and s.module == "__future__"]
+    )
+
+
+class _Begun:
+    """A file parsed and walked, its digests not yet taken."""
+
+    def __init__(
+        self,
+        source: bytes,
+        tree: ast.Module,
+        extractor: _Extractor,
+        top_imports: list[ast.Import | ast.ImportFrom],
+        toplevel: list[ast.stmt],
+        facts: Facts,
+    ) -> None:
+        self.facts = facts
+        self.source = source
+        self.tree = tree
+        self.extractor = extractor
+        self.top_imports = top_imports
+        self.toplevel = toplevel
+
+    def segments(self) -> dict[str, bytes] | None:
+        """The text of each definition whose name occurs once in the file, by qualified name,
+        with the file's first two lines (a coding declaration) and ``__future__`` imports (how
+        the text parses) in front; ``None`` where lines could be counted otherwise than by
+        ``\\n`` alone."""
+        if b"\r" in self.source:
+            return None
+        try:
+            self.source.decode("utf-8")  # so that each b"\n" ends a line as the parser saw it
+        except UnicodeDecodeError:
+            return None
+        lines = self.source.split(b"\n")
+        preamble = b"\n".join(lines[:2]) + b"\0" + _future(self.tree).encode() + b"\0"
+        counts: dict[str, int] = {}
+        for symbol, _node, _parts in self.extractor.nodes:
+            counts[symbol.qualname] = counts.get(symbol.qualname, 0) + 1
+        return {
+            symbol.qualname: preamble + b"\n".join(lines[symbol.first - 1 : symbol.last])
+            for symbol, _node, _parts in self.extractor.nodes
+            if counts[symbol.qualname] == 1
+        }
+
+    def finish(self, same: dict[str, bytes] | None = None) -> Facts:
+        tree, extractor = self.tree, self.extractor
+        top_imports, toplevel = self.top_imports, self.toplevel
+        with_digests = extractor.with_digests
+        facts = self.facts
+        if with_digests:
+            # The module's digests are made of its parts' (each node is dumped once per side):
+            # its docstring, imports, module-level code and every definition in order.
+            dumps = [_dump(s) for s in top_imports]
+            facts.imports_ordered = _digest(*dumps)
+            facts.imports_set = _digest(*sorted(dumps))
+            facts.toplevel = _digest(_dump(_without_docstring(toplevel)))
+            docstring = _dump(tree.body[0]) if tree.body and _is_docstring(tree.body[0]) else ""
+            full = extractor.digests("digest", same)
+            exported = repr(facts.all)
+            facts.digest = _digest(
+                docstring, exported, facts.imports_ordered, facts.toplevel, *full
+            )
+            if same:
+                # only what is dumped again below: the definitions not digested by their text
+                roots: list[ast.AST] = list(toplevel)
+                for symbol, node, parts in extractor.nodes:
+                    if symbol.qualname not in same:
+                        roots.extend([node] if node is not None else parts)
+                for root in roots:
+                    _strip_docstrings(root)
+            else:
+                _strip_docstrings(tree)
+            bare = extractor.digests("nodoc", same)
+            code = _digest(_dump(_without_docstring(toplevel)))
+            facts.nodoc = _digest(exported, facts.imports_ordered, code, *bare)
+        return facts
+
+
+def _begin(source: bytes, with_digests: bool) -> _Begun | Facts:
+    """Parse and walk a file (facts with ``error`` where it cannot be read as Python)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escape sequences in old code
@@ -588,19 +703,4 @@ def extract(source: bytes, *, with_digests: bool = True) -> Facts:
             if alias.name != "*"
         }
     )
-    if with_digests:
-        # The module's digests are made of its parts' (each node is dumped once per side):
-        # its docstring, imports, module-level code and every definition in order.
-        dumps = [_dump(s) for s in top_imports]
-        facts.imports_ordered = _digest(*dumps)
-        facts.imports_set = _digest(*sorted(dumps))
-        facts.toplevel = _digest(_dump(_without_docstring(toplevel)))
-        docstring = _dump(tree.body[0]) if tree.body and _is_docstring(tree.body[0]) else ""
-        full = extractor.digests("digest")
-        exported = repr(facts.all)
-        facts.digest = _digest(docstring, exported, facts.imports_ordered, facts.toplevel, *full)
-        _strip_docstrings(tree)
-        bare = extractor.digests("nodoc")
-        code = _digest(_dump(_without_docstring(toplevel)))
-        facts.nodoc = _digest(exported, facts.imports_ordered, code, *bare)
-    return facts
+    return _Begun(source, tree, extractor, top_imports, toplevel, facts)

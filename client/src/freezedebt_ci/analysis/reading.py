@@ -13,7 +13,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from .cache import FactsCache
-from .facts import Facts, extract
+from .facts import Facts, extract, extract_pair
 from .gitread import Git
 
 #: Fewer files than this are parsed in this process; more are shared among worker processes
@@ -49,6 +49,22 @@ def words_of(data: bytes) -> tuple[int, bytes]:
     return flags, b" " + b" ".join(set(data.translate(_WORD_BYTES).split())) + b" "
 
 
+def _pair_of(old: bytes, new: bytes) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """In a worker: both sides of a changed file, compared (``facts.extract_pair``)."""
+    gc.disable()
+    a, b = extract_pair(old, new)
+    return a.to_record(), b.to_record()
+
+
+def _plain(facts: Facts) -> Facts:
+    """The facts without their digests, as ``extract(..., with_digests=False)`` gives them."""
+    out = Facts.from_record(facts.to_record())
+    out.digest = out.nodoc = out.toplevel = out.imports_ordered = out.imports_set = ""
+    for symbol in [*out.symbols.values(), *([out.module] if out.module else [])]:
+        symbol.signature = symbol.untyped = symbol.digest = symbol.nodoc = symbol.shape = ""
+    return out
+
+
 class OutOfTime(Exception):
     """The budget ran out: the analysis stops and says it is incomplete."""
 
@@ -82,9 +98,12 @@ class Reader:
         self.pool_failed = False
         #: (oid, with digests) -> facts being extracted in a worker, collected by facts_of
         self.pending: dict[tuple[str, bool], Future[tuple[Any, ...]]] = {}
+        self.pairs: dict[tuple[str, str], tuple[Facts, Facts]] = {}
+        self.pending_pairs: dict[tuple[str, str], Future[tuple[Any, Any]]] = {}
 
     def close(self) -> None:
         self.pending.clear()
+        self.pending_pairs.clear()
         if self.pool is not None:
             self.pool.shutdown(cancel_futures=True)
             self.pool = None
@@ -128,6 +147,60 @@ class Reader:
         except (OSError, BrokenProcessPool, RuntimeError):
             self.pool_failed = True
             self.close()
+
+    def submit_pairs(self, pairs: Iterable[tuple[str, str]], *, count: int) -> None:
+        """Start comparing both sides of changed files in the workers (see :meth:`submit`)."""
+        todo = [
+            p
+            for p in dict.fromkeys(pairs)
+            if p not in self.pending_pairs
+            and p not in self.pairs
+            and self.cache.get_pair(*p) is None
+        ]
+        if not todo or self._workers(count) is None:
+            return
+        self.load(o for p in todo for o in p)
+        pool = self.pool
+        assert pool is not None  # noqa: S101 - just started
+        try:
+            for old, new in todo:
+                self.pending_pairs[(old, new)] = pool.submit(
+                    _pair_of, self.bytes.get(old, b""), self.bytes.get(new, b"")
+                )
+        except (OSError, BrokenProcessPool, RuntimeError):
+            self.pool_failed = True
+            self.close()
+
+    def pair_facts(self, old: str, new: str) -> tuple[Facts, Facts]:
+        """Both sides of a changed file with digests fit to compare them with each other
+        only (``facts.extract_pair``); each side's facts without digests are kept as well."""
+        key = (old, new)
+        found = self.pairs.get(key)
+        if found is not None:
+            return found
+        found = self.cache.get_pair(old, new)
+        if found is None:
+            future = self.pending_pairs.pop(key, None)
+            if future is not None:
+                try:
+                    a, b = future.result()
+                    found = (Facts.from_record(a), Facts.from_record(b))
+                except (OSError, BrokenProcessPool):
+                    self.pool_failed = True
+                    self.close()
+            if found is None:
+                self.clock.check()
+                self.load([old, new])
+                found = extract_pair(self.bytes.get(old, b""), self.bytes.get(new, b""))
+            self.cache.put_pair(old, new, found)
+            self.parsed += 2
+        self.pairs[key] = found
+        for oid, facts in zip(key, found, strict=True):
+            if oid not in self.facts and self.cache.get(oid, with_digests=False) is None:
+                plain = _plain(facts)
+                self.facts[oid] = plain
+                self.cache.put(oid, plain, with_digests=False)
+        return found
 
     def _collect(self, oid: str, with_digests: bool) -> Facts | None:
         future = self.pending.pop((oid, with_digests), None)
