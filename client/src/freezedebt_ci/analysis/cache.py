@@ -57,7 +57,11 @@ class FactsCache:
         return facts
 
     def put(self, oid: str, facts: Facts, *, with_digests: bool) -> None:
-        self.entries[oid] = (with_digests, marshal.dumps(facts.to_record()))
+        self.put_marshalled(oid, marshal.dumps(facts.to_record()), with_digests=with_digests)
+
+    def put_marshalled(self, oid: str, record: bytes, *, with_digests: bool) -> None:
+        """Facts already marshalled (``marshal.dumps(facts.to_record())``)."""
+        self.entries[oid] = (with_digests, record)
         self.used.add(oid)
         self.added += 1
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import marshal
 import multiprocessing
 import os
 import re
@@ -22,11 +23,12 @@ PARALLEL_FROM = 12
 MAX_WORKERS = 4
 
 
-def _record_of(data: bytes, with_digests: bool = False) -> tuple[Any, ...]:
-    """In a worker: the facts of one blob, as the plain record the cache keeps."""
+def _record_of(data: bytes, with_digests: bool = False) -> bytes:
+    """In a worker: the facts of one blob, marshalled as the cache keeps them (one string
+    to send back, stored as it is)."""
     # a worker only parses one file after another: the cyclic collector finds nothing there
     gc.disable()
-    return extract(data, with_digests=with_digests).to_record()
+    return marshal.dumps(extract(data, with_digests=with_digests).to_record())
 
 
 #: ASCII letters, digits and ``_`` kept, every other byte a space: the words of a file as a
@@ -43,9 +45,9 @@ def words_of(data: bytes) -> tuple[int, bytes]:
     """Each distinct word of a file once, between spaces, and its flags: ``\\bname\\b``
     matches this text exactly when it matches the file, for a name of word characters. Kept
     in the cache, so a warm run searches files without reading them."""
-    flags = (STAR_IMPORT if b"import *" in data else 0) | (
-        RELATIVE_IMPORT if _RELATIVE.search(data) else 0
-    )
+    # the substring first: a pattern that starts with \b is tried at every position
+    relative = b"from ." in data and _RELATIVE.search(data) is not None
+    flags = (STAR_IMPORT if b"import *" in data else 0) | (RELATIVE_IMPORT if relative else 0)
     return flags, b" " + b" ".join(set(data.translate(_WORD_BYTES).split())) + b" "
 
 
@@ -97,7 +99,7 @@ class Reader:
         self.pool: ProcessPoolExecutor | None = None
         self.pool_failed = False
         #: (oid, with digests) -> facts being extracted in a worker, collected by facts_of
-        self.pending: dict[tuple[str, bool], Future[tuple[Any, ...]]] = {}
+        self.pending: dict[tuple[str, bool], Future[bytes]] = {}
         self.pairs: dict[tuple[str, str], tuple[Facts, Facts]] = {}
         self.pending_pairs: dict[tuple[str, str], Future[tuple[Any, Any]]] = {}
 
@@ -212,8 +214,8 @@ class Reader:
             self.pool_failed = True  # extracted here instead
             self.close()
             return None
-        facts = Facts.from_record(record)
-        self.cache.put(oid, facts, with_digests=with_digests)
+        facts = Facts.from_record(marshal.loads(record))  # noqa: S302 - from our own worker
+        self.cache.put_marshalled(oid, record, with_digests=with_digests)
         self.parsed += 1
         return facts
 
@@ -275,8 +277,8 @@ class Reader:
             self.close()
             return
         for oid, record in zip(todo, records, strict=True):
-            facts = Facts.from_record(record)
-            self.cache.put(oid, facts, with_digests=False)
+            facts = Facts.from_record(marshal.loads(record))  # noqa: S302 - our own worker's
+            self.cache.put_marshalled(oid, record, with_digests=False)
             self.facts[oid] = facts
             self.parsed += 1
         self.clock.check()
