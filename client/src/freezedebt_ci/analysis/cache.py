@@ -45,6 +45,14 @@ class FactsCache:
                 self.entries = data
                 self.loaded = sum(1 for k in data if not k.startswith((WORDS, PAIR)))
 
+    def has(self, oid: str, *, with_digests: bool) -> bool:
+        """Whether :meth:`get` may find the facts (without decoding them)."""
+        entry = self.entries.get(oid)
+        return isinstance(entry, tuple) and len(entry) == 2 and bool(entry[0] or not with_digests)
+
+    def has_pair(self, old: str, new: str) -> bool:
+        return f"{PAIR}{old}:{new}" in self.entries
+
     def get(self, oid: str, *, with_digests: bool) -> Facts | None:
         entry = self.entries.get(oid)
         if not isinstance(entry, tuple) or len(entry) != 2 or (with_digests and not entry[0]):

@@ -472,14 +472,18 @@ class Analysis:
             self.reach = _Reach(lines) if lines is not None else None
             self.result["reach"] = "coverage" if lines is not None else "unavailable"
         self._tested: dict[str, dict[str, str]] = {}
-        self._by_name: dict[str, set[str]] | None = None
+        self._by_name: dict[str, set[str]] = defaultdict(set)
+        self._covered: set[str] = set()
 
-    def _tests_by_name(self) -> dict[str, set[str]]:
-        """Every name a test reaches, to the tests that reach it (built once)."""
-        if self._by_name is None:
-            self._by_name = defaultdict(set)
+    def _tests_by_name(self, names: set[str]) -> dict[str, set[str]]:
+        """The tests that reach each of ``names`` (and of the names asked before): one pass
+        over every test for all the names the symbols to judge will ask (see _judge_symbols),
+        another only for a name outside those."""
+        missing = names - self._covered
+        if missing:
+            self._covered |= missing
             for nodeid, (tf, symbol, klass) in self.every_test.items():
-                for name in self.tests.closure(nodeid, tf, symbol, klass).names:
+                for name in self.tests.closure(nodeid, tf, symbol, klass).names & missing:
                     self._by_name[name].add(nodeid)
         return self._by_name
 
@@ -516,10 +520,10 @@ class Analysis:
         top = module.split(".")[0]
         unique = self.index.unique(last) or not self.index.definers.get(last)
         spelled = self.index.spellings([last])  # re-exported under other names too
-        by_name = self._tests_by_name()
         if qualname == "<module>":
             candidates = set(self.every_test)
         else:
+            by_name = self._tests_by_name(spelled)
             candidates = set().union(*(by_name.get(n, ()) for n in spelled))
         for nodeid in sorted(candidates):
             tf, symbol, klass = self.every_test[nodeid]
@@ -572,6 +576,19 @@ class Analysis:
                 for f, s in closure.members
             )
 
+        # every name tests_of will look tests up by, for one pass over the tests
+        asked = set(self.changed)
+        for target in self.changed:
+            asked.update(k for k, e in self.refs.get(target, {}).items() if e != NAME)
+        self._tests_by_name(
+            self.index.spellings(
+                {
+                    t.partition(":")[2].rsplit(".", 1)[-1]
+                    for t in asked
+                    if not t.endswith(":<module>")
+                }
+            )
+        )
         symbols: list[dict[str, Any]] = []
         self.untested: set[str] = set()
         self.frozen: list[str] = []

@@ -59,6 +59,8 @@ class Git:
 
     def __init__(self, repo: str | Path) -> None:
         self.repo = str(repo)
+        # asked several times in one analysis; each answer is a git process
+        self._toplevel: tuple[Path | None] | None = None
 
     def run(self, *args: str, data: bytes | None = None) -> bytes:
         command = ["git", "-C", self.repo, "-c", "core.quotePath=false", *args]
@@ -82,10 +84,12 @@ class Git:
 
     def toplevel(self) -> Path | None:
         """The work tree's top folder, or ``None`` in a bare repository."""
-        try:
-            return Path(self.run("rev-parse", "--show-toplevel").decode().strip())
-        except GitError:
-            return None
+        if self._toplevel is None:
+            try:
+                self._toplevel = (Path(self.run("rev-parse", "--show-toplevel").decode().strip()),)
+            except GitError:
+                self._toplevel = (None,)
+        return self._toplevel[0]
 
     def resolve(self, ref: str) -> str:
         """The commit a ref names, as a full object id."""

@@ -134,7 +134,7 @@ class Reader:
             for o in dict.fromkeys(oids)
             if (o, with_digests) not in self.pending
             and o not in self.facts
-            and self.cache.get(o, with_digests=with_digests) is None
+            and not self.cache.has(o, with_digests=with_digests)
         ]
         if not todo or self._workers(count) is None:
             return
@@ -155,9 +155,7 @@ class Reader:
         todo = [
             p
             for p in dict.fromkeys(pairs)
-            if p not in self.pending_pairs
-            and p not in self.pairs
-            and self.cache.get_pair(*p) is None
+            if p not in self.pending_pairs and p not in self.pairs and not self.cache.has_pair(*p)
         ]
         if not todo or self._workers(count) is None:
             return
