@@ -160,6 +160,7 @@ class Analysis:
         self.reexports_removed: list[str] = []
         #: (path, qualname) of test-tree definitions the patch added or edited
         self.changed_tests: set[tuple[str, str]] = set()
+        self._files: tuple[dict[str, Entry], dict[str, Entry]] | None = None
 
     # -- inputs ------------------------------------------------------------------------------
 
@@ -395,6 +396,8 @@ class Analysis:
 
     def _python_files(self) -> tuple[dict[str, Entry], dict[str, Entry]]:
         """The production files and the test-tree Python files (conftests included) of head."""
+        if self._files is not None:
+            return self._files
         production: dict[str, Entry] = {}
         tests: dict[str, Entry] = {}
         for p, e in self.head_tree.items():
@@ -407,7 +410,8 @@ class Analysis:
                 kind == TEST or (kind == FIXTURE and PurePosixPath(p).name == "conftest.py")
             ):
                 tests[p] = e
-        return production, tests
+        self._files = (production, tests)
+        return self._files
 
     def _start_reading(self, digested: list[str], pairs: list[tuple[str, str]]) -> None:
         """Give the worker processes (where they pay) what the analysis will parse whatever
@@ -695,7 +699,8 @@ class Analysis:
             return {
                 p: e
                 for p, e in tree.items()
-                if e.is_file and (matches_any(settings.fixtures, p) or (lock and p in lock))
+                # a path's kind is fixture first when the fixture globs match it (and is kept)
+                if e.is_file and (self.layout.kind(p) == FIXTURE or (lock and p in lock))
             }
 
         head_files = fixture_files(self.head_tree)
