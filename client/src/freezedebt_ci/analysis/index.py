@@ -227,6 +227,9 @@ class Index:
                 if target.rsplit(".", 1)[-1] in spelled
             }
             for symbol in symbols:
+                mentioned = symbol.names()  # every part of every chain: most symbols end here
+                if spelled.isdisjoint(mentioned) and aliased.isdisjoint(mentioned):
+                    continue
                 caller = key(name, symbol.qualname)
                 owner = _owner(symbol, facts)
                 local = frozenset(symbol.locals) if symbol.kind != "module" else frozenset()

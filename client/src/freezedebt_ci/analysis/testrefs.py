@@ -85,6 +85,7 @@ class Tests:
         self._class_cache: dict[tuple[str, str], list[tuple[TestFile, Symbol]]] = {}
         self._conftest_cache: dict[str, list[TestFile]] = {}
         self._members_cache: dict[str, dict[str, list[Symbol]]] = {}
+        self._autouse_cache: dict[str, list[tuple[TestFile, Symbol]]] = {}
         reader.load_words(e.oid for e in files.values())
         for path in files:
             if PurePosixPath(path).name == "conftest.py":
@@ -158,6 +159,7 @@ class Tests:
             gate = None  # a file reached through a fixture or helper need not import anything
             more: set[str] = set()
             for tf in list(self.files.values()):
+                test_module = _test_module(tf.path)  # once a file, not once a definition
                 for qualname, symbol in tf.facts.symbols.items():
                     if symbol.kind == "class":
                         continue
@@ -168,7 +170,7 @@ class Tests:
                     elif (
                         "." in qualname
                         or qualname.startswith("test")
-                        or _test_module(tf.path)
+                        or test_module
                         or not symbol.names() & first
                     ):
                         # a support module's function or class is imported by other files,
@@ -188,6 +190,7 @@ class Tests:
             self._class_cache,
             self._conftest_cache,
             self._members_cache,
+            self._autouse_cache,
         ):
             cache.clear()
 
@@ -227,7 +230,11 @@ class Tests:
         return []
 
     def _autouse(self, tf: TestFile) -> list[tuple[TestFile, Symbol]]:
-        return [(f, s) for f in (tf, *self._conftests(tf)) for s in f.autouse]
+        found = self._autouse_cache.get(tf.path)
+        if found is None:
+            found = [(f, s) for f in (tf, *self._conftests(tf)) for s in f.autouse]
+            self._autouse_cache[tf.path] = found
+        return found
 
     def _step(self, file: TestFile, sym: Symbol) -> _Step:
         """One definition's own names and what it leads to (fixtures, helpers), once."""
@@ -300,15 +307,17 @@ class Tests:
         todo: list[tuple[TestFile, Symbol]] = [(tf, symbol), *self._autouse(tf)]
         if owner:
             todo.extend(self._class_parts(tf, owner))
+        steps = self._steps
         while todo:
-            file, sym = todo.pop()
+            item = todo.pop()
+            file, sym = item
             mark = (file.path, sym.qualname)
             if mark in seen:
                 continue
             seen.add(mark)
-            members.append((file, sym))
+            members.append(item)
             files[file.path] = file
-            step = self._step(file, sym)
+            step = steps.get(mark) or self._step(file, sym)
             names |= step.names
             attributes |= step.attributes
             todo.extend(step.deps)
