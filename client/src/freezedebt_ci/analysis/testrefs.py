@@ -14,15 +14,20 @@ from .index import Needle, spelled_in, words
 from .reading import Reader
 
 
+def _name(path: str) -> str:
+    """The last part of a git tree path (as ``PurePosixPath(path).name``, without pathlib)."""
+    return path.rpartition("/")[2]
+
+
 def _test_module(path: str) -> bool:
-    name = PurePosixPath(path).name
+    name = _name(path)
     return name.startswith("test_") or name.endswith("_test.py")
 
 
 def is_test_file(path: str, tests: tuple[str, ...]) -> bool:
     if not path.endswith(".py"):
         return False
-    name = PurePosixPath(path).name
+    name = _name(path)
     if name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py"):
         return True
     return any(root and (path + "/").startswith(root + "/") for root in tests)
@@ -244,10 +249,9 @@ class Tests:
             return step
         mentioned = sym.names()
         aliases = file.aliases
-        names = set(mentioned)
         # set operations in place of a lookup per mentioned name: this runs for every test
         aliased = mentioned & aliases.keys()
-        names.update(aliases[n] for n in aliased)
+        names = mentioned | {aliases[n] for n in aliased} if aliased else mentioned
         deps: list[tuple[TestFile, Symbol]] = []
         for param in (*sym.params, *sym.usefixtures):
             deps.extend(self._fixture(file, param))
@@ -259,7 +263,7 @@ class Tests:
             for helper_file in support:
                 theirs = helper_file.facts.symbols
                 deps.extend((helper_file, theirs[n]) for n in looked_up & theirs.keys())
-        step = _Step(frozenset(names), frozenset(sym.attributes()), tuple(deps))
+        step = _Step(names, sym.attributes(), tuple(deps))
         self._steps[mark] = step
         return step
 
