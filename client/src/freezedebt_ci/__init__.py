@@ -6,8 +6,9 @@ the same ones, so an offline ``freezedebt-ci delta`` and the server agree byte f
 
 from .changes import Change, changes_from_objects, parse_name_status, touched_paths
 from .errors import InputError, Problem
-from .evidence import Buckets, Evidence, parse_evidence, read_evidence
+from .evidence import parse_evidence, read_evidence
 from .ledger import Freeze, LedgerEvent, diff_ledgers, ledger_history, parse_ledger, read_ledger
+from .outcomes import Buckets, Evidence
 from .policy import Policy, read_policy
 from .report import compute_report, report_json
 from .signatures import failure_shape, failure_signature

@@ -1,4 +1,4 @@
-"""Evidence of one test run: readers for the evidence JSON and JUnit XML, and the buckets.
+"""Evidence of one test run: the reader of evidence JSON, and the entry point for JUnit XML too.
 
 Every node id of a run falls in exactly one bucket: ``passed``, ``failed``, ``skipped`` or
 ``xfail``. When a node id has several records (reruns), the last record that decides anything
@@ -15,111 +15,30 @@ whole still decides.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from itertools import compress, repeat
-from operator import eq, ne
 from pathlib import Path
 from typing import Any, cast
 
 from .compression import maybe_gunzip
 from .errors import InputError, ProblemCollector
 from .jsonread import load_json
-
-PASSED = "passed"
-FAILED = "failed"
-SKIPPED = "skipped"
-XFAIL = "xfail"
-BUCKETS: tuple[str, ...] = (PASSED, FAILED, SKIPPED, XFAIL)
-FORMAT = "freezedebt-evidence/1"
-
-DEFAULT_MAX_RECORDS = 2_000_000
-DEFAULT_MAX_NODEID_LENGTH = 4096
+from .junit import parse_junit
+from .outcomes import (
+    BUCKETS,
+    DEFAULT_MAX_NODEID_LENGTH,
+    DEFAULT_MAX_RECORDS,
+    FAILED,
+    FORMAT,
+    PASSED,
+    RANK,
+    SKIPPED,
+    SUBTEST_FIELD,
+    XFAIL,
+    Evidence,
+)
 
 _OUTCOMES = frozenset((PASSED, FAILED, SKIPPED))
 _PHASES = frozenset(("setup", "call", "teardown"))
-#: Per-record fields with a meaning of their own; anything else is kept and ignored.
-EXTRA_FIELDS = ("duration", "longrepr", "signature", "freeze")
-#: The field that marks a subtest's record (its message and parameters).
-SUBTEST_FIELD = "subtest"
-#: How the records of one attempt combine (subtests): the higher rank wins.
-RANK = {PASSED: 0, XFAIL: 1, SKIPPED: 2, FAILED: 3}
-
-
-@dataclass(frozen=True, slots=True)
-class Buckets:
-    passed: frozenset[str]
-    failed: frozenset[str]
-    skipped: frozenset[str]
-    xfail: frozenset[str]
-
-    def counts(self) -> dict[str, int]:
-        return {
-            PASSED: len(self.passed),
-            FAILED: len(self.failed),
-            SKIPPED: len(self.skipped),
-            XFAIL: len(self.xfail),
-        }
-
-
-@dataclass(slots=True)
-class Evidence:
-    """A parsed run: its exit status, the bucket of each node id, its ``meta``, and the deciding
-    record of each node id that carried extras (duration, longrepr, signature, freeze)."""
-
-    exit: int
-    outcomes: dict[str, str]
-    meta: dict[str, Any] = field(default_factory=dict)
-    extras: dict[str, Mapping[str, Any]] = field(default_factory=dict)
-    source: str = "evidence"
-
-    def buckets(self) -> Buckets:
-        outcomes = self.outcomes
-        # Written for a few hundred thousand node ids, nearly all passed: the node ids of the
-        # other buckets are picked out without a Python-level step per node id, and the passed
-        # ones are the rest.
-        passed = frozenset(compress(outcomes, map(eq, outcomes.values(), repeat(PASSED))))
-        groups: dict[str, list[str]] = {FAILED: [], SKIPPED: [], XFAIL: []}
-        for nodeid in compress(outcomes, map(ne, outcomes.values(), repeat(PASSED))):
-            groups[outcomes[nodeid]].append(nodeid)
-        return Buckets(
-            passed,
-            frozenset(groups[FAILED]),
-            frozenset(groups[SKIPPED]),
-            frozenset(groups[XFAIL]),
-        )
-
-    def counts(self) -> dict[str, int]:
-        counts = dict.fromkeys(BUCKETS, 0)
-        for bucket, count in Counter(self.outcomes.values()).items():
-            counts[bucket] += count  # KeyError for a bucket that is none of the four
-        return counts
-
-    def to_json(self) -> dict[str, Any]:
-        """The evidence JSON form of this run (one record per node id)."""
-        records = []
-        for nodeid, bucket in self.outcomes.items():
-            record: dict[str, Any] = {
-                "nodeid": nodeid,
-                "when": "call",
-                "outcome": SKIPPED if bucket == XFAIL else bucket,
-                "xfail": bucket == XFAIL,
-            }
-            for name in EXTRA_FIELDS:
-                value = self.extras.get(nodeid, {}).get(name)
-                if value is not None:
-                    record[name] = value
-            records.append(record)
-        return {"format": FORMAT, "exit": self.exit, "meta": self.meta, "records": records}
-
-
-def bucket_of(outcome: str, xfail: bool) -> str:
-    """The bucket of one deciding record. A failure stays a failure even when marked xfail
-    (a strict xpass); otherwise the xfail mark wins over skipped and passed (xfailed, xpassed)."""
-    if outcome == FAILED:
-        return FAILED
-    return XFAIL if xfail else outcome
 
 
 def _decode(data: bytes, source: str) -> str:
@@ -332,8 +251,6 @@ def parse_evidence(
     """Read evidence JSON or JUnit XML, gzip-compressed or not; the content decides which."""
     data = maybe_gunzip(data, source=source, limit=max_decompressed)
     if data.removeprefix(b"\xef\xbb\xbf").lstrip()[:1] == b"<":  # XML, maybe after a BOM
-        from .junit import parse_junit
-
         return parse_junit(
             data, source=source, max_records=max_records, max_nodeid_length=max_nodeid_length
         )

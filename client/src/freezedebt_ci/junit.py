@@ -18,7 +18,7 @@ from typing import Any
 from xml.parsers import expat
 
 from .errors import InputError
-from .evidence import (
+from .outcomes import (
     DEFAULT_MAX_NODEID_LENGTH,
     DEFAULT_MAX_RECORDS,
     FAILED,

@@ -35,10 +35,10 @@ from typing import Any
 import pytest
 
 from .errors import InputError
-from .evidence import FORMAT, SUBTEST_FIELD
 from .hygiene import freeze_problems
 from .junit import JUNIT_XPASS_PROPERTY
 from .ledger import Freeze, parse_ledger
+from .outcomes import FORMAT, SUBTEST_FIELD
 from .policy import Policy
 from .signatures import failure_signature
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from .analysis.judge import analysis_problems, analysis_section
 from .changes import Change, touched_paths
-from .evidence import Buckets, Evidence
 from .hygiene import freeze_problems
 from .ledger import Freeze
+from .outcomes import Buckets, Evidence
 from .paths import matches_any
 from .policy import BLOCK, OFF, WARN, Policy
 
