@@ -16,6 +16,7 @@ import pytest
 from freezedebt_ci import cli
 from freezedebt_ci.changes import parse_name_status
 from freezedebt_ci.evidence import read_evidence
+from freezedebt_ci.exits import verdict_exit
 from freezedebt_ci.ledger import read_ledger
 from freezedebt_ci.report import ACTIONS, compute_report
 
@@ -310,9 +311,9 @@ def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]
 
 
 def test_verdict_exit_codes() -> None:
-    assert cli.verdict_exit({"verdict": "pass"}) == 0
-    assert cli.verdict_exit({"verdict": "block"}) == 1
-    assert cli.verdict_exit({"verdict": "pending"}) == 3
+    assert verdict_exit({"verdict": "pass"}) == 0
+    assert verdict_exit({"verdict": "block"}) == 1
+    assert verdict_exit({"verdict": "pending"}) == 3
 
 
 # --- help ----------------------------------------------------------------------------------

@@ -22,8 +22,9 @@ from typing import Any
 
 import pytest
 
-from freezedebt_ci import remote
 from freezedebt_ci.cli import main
+from freezedebt_ci.commands import server as server_commands
+from freezedebt_ci.commands.upload import GZIP_ABOVE
 from freezedebt_ci.transport import (
     Client,
     TransportError,
@@ -160,7 +161,9 @@ class FakeClock:
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
     fake = FakeClock()
-    monkeypatch.setattr(remote, "CLOCK", remote.Clock(now=fake.now, sleep=fake.sleep))
+    monkeypatch.setattr(
+        server_commands, "CLOCK", server_commands.Clock(now=fake.now, sleep=fake.sleep)
+    )
     return fake
 
 
@@ -304,7 +307,7 @@ def test_upload_sends_the_evidence_and_polls_until_ready(
     assert len(gets) == 3
     assert all(g.headers["authorization"] == f"Bearer {TOKEN}" for g in gets)
     assert len(clock.sleeps) == 3  # one pause before each poll, none after ready
-    assert clock.sleeps[0] <= clock.sleeps[1] <= clock.sleeps[2] <= remote.POLL_MAX
+    assert clock.sleeps[0] <= clock.sleeps[1] <= clock.sleeps[2] <= server_commands.POLL_MAX
     no_token_anywhere(out, err)
 
 
@@ -324,7 +327,7 @@ def test_upload_gzips_large_evidence(server: FakeServer, clock: FakeClock, tmp_p
     ]
     path = tmp_path / "big.json"
     path.write_text(json.dumps({"exit": 0, "records": records}), encoding="utf-8")
-    assert path.stat().st_size > remote.GZIP_ABOVE
+    assert path.stat().st_size > GZIP_ABOVE
     server.add("POST", "/api/v1/runs", run_reply(202, "ready"))
     assert upload(server, path) == 0
     [post] = server.requests("POST")
@@ -747,7 +750,7 @@ def test_patch_still_pending_at_the_bound_exits_3(
     server.add("GET", "/api/v1/patches/17/report", Reply(200, report("pending")))
     assert patch(server, "--changed", str(changed), "--wait", "30", "--summary", str(summary)) == 3
     assert sum(clock.sleeps) == pytest.approx(30)
-    assert max(clock.sleeps) <= remote.POLL_MAX
+    assert max(clock.sleeps) <= server_commands.POLL_MAX
     out, err = capsys.readouterr()
     assert "verdict: PENDING" in out
     assert "still pending after 30 s" in err
