@@ -26,6 +26,7 @@ from evidence.models import (
     Repository,
     UploadToken,
 )
+from evidence.rate_limits import refused_token_wait
 
 # Both kinds of token answer a missing or refused credential with this challenge. It is also
 # what makes DRF answer 401 (not 403): DRF asks the first authenticator of a view for it, so an
@@ -77,9 +78,6 @@ def token_repository(request: Request) -> Repository:
 def _refused(request: Request) -> Exception:
     """The answer to an unknown or revoked token: 401, or 429 once its address has sent too
     many of them this minute (guessing tokens costs a lookup each)."""
-    # Imported here: the throttles module needs TokenPrincipal from this one.
-    from evidence.throttles import refused_token_wait
-
     wait = refused_token_wait(request)
     if wait is not None:
         return Throttled(

@@ -9,6 +9,7 @@ from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import Q
+from django.urls import reverse
 from django.utils import timezone
 
 from evidence.models import Repository, TimeStamped
@@ -197,8 +198,6 @@ class Freeze(TimeStamped):
         return self.freeze_id
 
     def get_absolute_url(self) -> str:
-        from django.urls import reverse  # the URL conf imports the views, which import models
-
         return reverse("dashboards:freeze", args=[self.repository.slug, self.freeze_id])
 
     def page_url(self) -> str:
