@@ -2,7 +2,7 @@
 
 import datetime
 
-from evidence.demo_analysis import DemoRepository, demo_analyses
+from evidence.demo.analysis import DemoRepository, demo_analyses
 
 
 def minimal_analysis(**extra):

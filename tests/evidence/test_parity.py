@@ -295,7 +295,7 @@ def test_report_is_recomputed_when_the_missing_base_arrives(api_client, reposito
 @pytest.fixture(scope="module")
 def demo_repo():
     """The demo repository and the real analyses of its patches (built once, in a temp dir)."""
-    from evidence.demo_analysis import demo_analyses
+    from evidence.demo.analysis import demo_analyses
 
     return demo_analyses(today=datetime.date.fromisoformat(TODAY))
 

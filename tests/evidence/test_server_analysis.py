@@ -12,7 +12,7 @@ import pytest
 import time_machine
 from django.urls import reverse
 
-from evidence.demo_analysis import build_demo_repository
+from evidence.demo.analysis import build_demo_repository
 from evidence.mirror import MirrorError, mirror_fetch, mirror_path
 from evidence.models import Patch, Report, ServerAnalysis
 from evidence.server_analysis import server_analysis_run
