@@ -28,7 +28,7 @@ median of each, the ratio a/b (target: at most 3), the tracemalloc peak of (a)
 (measured in a separate, untimed round; target at most 300 MiB), the peak resident set size of
 the process (the evidence is generated in a child process, so this is the measured work plus
 the interpreter, Django and the two documents held for the rounds), and where the time of one
-more round of (a) goes.
+more round of (a) and of (c) goes.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/freezedebt \\
         .venv/bin/python bench/bench_ingest.py [--records 200000] [--rounds 5] [--profile]
@@ -302,9 +302,10 @@ def _maxrss_mib() -> float:
     return maxrss / 2**20 if sys.platform == "darwin" else maxrss / 2**10
 
 
-def breakdown(bench: Bench) -> dict[str, float]:
-    """One untimed round of (a) with the main steps timed (by wrapping them)."""
-    from evidence import api, ingest, reports
+def breakdown(bench: Bench, *, fresh: bool = False) -> dict[str, float]:
+    """One untimed round of (a), or of (c) when ``fresh``, with the main steps timed (by
+    wrapping them)."""
+    from evidence import api, parsing, reports, results, tasks
 
     spent: dict[str, float] = {}
 
@@ -325,20 +326,24 @@ def breakdown(bench: Bench) -> dict[str, float]:
     wrapped = [
         (api.uploads, "read_body", "read, inflate and hash the body"),
         (api, "run_receive", "store the run, other bookkeeping"),
-        (ingest, "_parse", "parse and check the evidence"),
+        (parsing, "run_parse", "parse and check the evidence"),
         (reports, "reports_ahead", "read the reports' other runs, ledger"),
-        (ingest, "_store", "store the results (COPY, insert)"),
-        (ingest, "_store_outcomes", "  of which: store the packed outcomes"),
+        (results, "results_store", "store the results (COPY, intern, insert)"),
+        (results, "outcomes_store", "  of which: store the packed outcomes"),
         (reports, "compute_report", "  alongside: the rules (compute_report)"),
         (reports, "store_reports_ahead", "store the reports"),
-        (reports, "report_compute", "compute and store a report (task)"),
+        (tasks, "report_compute", "compute and store a report (task)"),
     ]
     originals = [(owner, name, getattr(owner, name)) for owner, name, _ in wrapped]
     for owner, name, label in wrapped:
         setattr(owner, name, timed(label, getattr(owner, name)))
     try:
-        sha, _ = bench.prepare_real()
-        spent["total"] = _timed(lambda: bench.real(sha))
+        if fresh:
+            client, _ = bench.prepare_fresh()
+            spent["total"] = _timed(lambda: bench.fresh(client))
+        else:
+            sha, _ = bench.prepare_real()
+            spent["total"] = _timed(lambda: bench.real(sha))
     finally:
         for owner, name, original in originals:
             setattr(owner, name, original)
@@ -355,7 +360,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--profile", action="store_true", help="print a cProfile of path (a)")
+    parser.add_argument(
+        "--profile", action="store_true", help="print a cProfile of paths (a) and (c)"
+    )
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
@@ -431,7 +438,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ru_maxrss (process)  : {maxrss_mib:8.1f} MiB")
         print("one more round of (a), by step:")
         for label, seconds in breakdown(bench).items():
-            print(f"  {label:38s} {seconds * 1000:8.1f} ms")
+            print(f"  {label:40s} {seconds * 1000:8.1f} ms")
+        print("one more round of (c), both runs, by step:")
+        for label, seconds in breakdown(bench, fresh=True).items():
+            print(f"  {label:40s} {seconds * 1000:8.1f} ms")
 
         if args.profile:
             sha, _ = bench.prepare_real()
@@ -440,6 +450,12 @@ def main(argv: list[str] | None = None) -> int:
             bench.real(sha)
             profiler.disable()
             pstats.Stats(profiler).sort_stats("cumulative").print_stats(40)
+            client, _ = bench.prepare_fresh()
+            profiler = cProfile.Profile()
+            profiler.enable()
+            bench.fresh(client)
+            profiler.disable()
+            pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
     finally:
         teardown()
     within = ratio <= TARGET_RATIO and fresh_ratio <= TARGET_RATIO

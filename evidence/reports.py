@@ -12,14 +12,13 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from celery import shared_task
-from django.db import OperationalError, transaction
+from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
+from config.celery import task_named
 from dashboards.live import refresh_later
-from evidence.ingest import BUCKETS, outcomes_unpack
 from evidence.models import (
     Patch,
     Report,
@@ -29,9 +28,11 @@ from evidence.models import (
     ServerAnalysis,
     TestResult,
 )
+from evidence.run_outcomes import BUCKET_NAMES, outcomes_unpack
 from freezedebt_ci.changes import Change, changes_from_objects
-from freezedebt_ci.evidence import FAILED, PASSED, SKIPPED, XFAIL, Evidence, evidence_from_outcomes
+from freezedebt_ci.evidence import evidence_from_outcomes
 from freezedebt_ci.ledger import Freeze
+from freezedebt_ci.outcomes import FAILED, PASSED, SKIPPED, XFAIL, Evidence
 from freezedebt_ci.policy import DEFAULT_SEVERITIES
 from freezedebt_ci.policy import Policy as RulesPolicy
 from freezedebt_ci.report import compute_report
@@ -42,9 +43,6 @@ logger = logging.getLogger(__name__)
 
 # Rows fetched per round trip while reading a run's results (200,000-record runs stay flat).
 RESULT_CHUNK_SIZE = 10_000
-
-# The rules' bucket of each stored one (the ingest's BUCKETS, the other way round).
-BUCKET_NAMES = {number: name for name, number in BUCKETS.items()}
 
 
 # --- inputs of the rules --------------------------------------------------------------------
@@ -332,20 +330,9 @@ def _save_report(patch: Patch, body: dict[str, Any]) -> Report:
     return report
 
 
-@shared_task(
-    name="evidence.compute_patch_report",
-    autoretry_for=(OperationalError,),
-    retry_backoff=True,
-    retry_jitter=True,
-    max_retries=5,
-)
-def compute_patch_report(patch_id: int) -> None:
-    report_compute(patch_id=patch_id)
-
-
 def _send_report_task(patch_id: int) -> None:
     try:
-        compute_patch_report.delay(patch_id)
+        task_named("evidence.compute_patch_report").delay(patch_id)
     except BrokerError:
         # What triggered the computation is committed; the report stays pending until the next
         # trigger (the patch declared again, or a run of its base or head arriving).

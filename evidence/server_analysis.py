@@ -18,6 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
+from config.celery import task_named
 from evidence.mirror import MirrorError, mirror_fetch
 from evidence.models import Patch, ServerAnalysis
 from evidence.reports import enqueue_report
@@ -111,10 +112,8 @@ def _store(
 
 
 def _send(patch_id: int) -> None:
-    from evidence.tasks import analyze_patch  # the task calls this module's service
-
     try:
-        analyze_patch.delay(patch_id)
+        task_named("evidence.analyze_patch").delay(patch_id)
     except BrokerError:
         # The report stays pending (the analysis "running") until the patch is declared
         # again, which sends the task again.

@@ -1,9 +1,13 @@
-"""Celery tasks of the evidence app: thin wrappers that load by id and call a service."""
+"""Celery tasks of the evidence app: thin wrappers that load by id and call a service.
+
+Services enqueue these by name (config.celery.task_named), so this module may import them.
+"""
 
 from celery import shared_task
 from django.db import OperationalError
 
 from evidence.ingest import run_ingest, runs_requeue_received
+from evidence.reports import report_compute
 from evidence.server_analysis import server_analysis_run
 
 
@@ -26,6 +30,18 @@ def ingest_run(run_id: int) -> None:
 def sweep_received_runs() -> int:
     """Enqueue again the runs whose parsing never happened (beat, every few minutes)."""
     return len(runs_requeue_received())
+
+
+@shared_task(
+    name="evidence.compute_patch_report",
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    retry_jitter=True,
+    max_retries=5,
+)
+def compute_patch_report(patch_id: int) -> None:
+    """Compute and store a patch's report from what is stored now (idempotent)."""
+    report_compute(patch_id=patch_id)
 
 
 @shared_task(

@@ -9,7 +9,7 @@ import pytest
 from django.db import OperationalError
 from django.utils import timezone
 
-from evidence import ingest
+from evidence import ingest, parsing, results
 from evidence.ingest import run_ingest, runs_requeue_received
 from evidence.models import Run, TestName, TestResult
 from evidence.tasks import ingest_run, sweep_received_runs
@@ -47,7 +47,7 @@ def name_matching(request, monkeypatch) -> str:
     """Both ways PostgreSQL matches a run's node ids with the stored names (small and large
     runs), whatever the size of the test's runs."""
     threshold = 10**9 if request.param == "by digest" else 1
-    monkeypatch.setattr(ingest, "MATCH_BY_HASHING_FROM", threshold)
+    monkeypatch.setattr(results, "MATCH_BY_HASHING_FROM", threshold)
     return request.param
 
 
@@ -173,7 +173,7 @@ def test_reasons_quote_hostile_values_briefly(db, reports_enqueued):
 
 
 def test_oversized_meta_is_rejected(db, reports_enqueued):
-    run = _received(evidence([], meta={"notes": "n" * (ingest.MAX_META_BYTES + 1)}))
+    run = _received(evidence([], meta={"notes": "n" * (parsing.MAX_META_BYTES + 1)}))
     run_ingest(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == Run.Status.REJECTED
@@ -220,20 +220,20 @@ def test_a_failure_midway_leaves_the_run_received_and_a_retry_finishes_it(
     db, monkeypatch, reports_enqueued
 ):
     run = _received(MIXED)
-    real_store = ingest._store
+    real_store = results.results_store
 
     def store_then_die(run, rows, **kwargs):
         real_store(run, rows, **kwargs)
         raise RuntimeError("worker killed")
 
-    monkeypatch.setattr(ingest, "_store", store_then_die)
+    monkeypatch.setattr(results, "results_store", store_then_die)
     with pytest.raises(RuntimeError):
         run_ingest(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == Run.Status.RECEIVED
     assert not TestResult.objects.exists()
 
-    monkeypatch.setattr(ingest, "_store", real_store)
+    monkeypatch.setattr(results, "results_store", real_store)
     run_ingest(run_id=run.pk)
     assert _buckets(run) == MIXED_BUCKETS
 
@@ -324,7 +324,7 @@ def test_deleting_a_run_while_it_is_ingested_leaves_no_results_behind(
 ):
     run = _received(evidence([record(f"tests/test_bulk.py::test_{n}") for n in range(3_000)]))
     stored = threading.Event()
-    real_store = ingest._store
+    real_store = results.results_store
 
     def store_then_linger(run, rows, **kwargs):
         done = real_store(run, rows, **kwargs)
@@ -332,7 +332,7 @@ def test_deleting_a_run_while_it_is_ingested_leaves_no_results_behind(
         time.sleep(0.5)
         return done
 
-    monkeypatch.setattr(ingest, "_store", store_then_linger)
+    monkeypatch.setattr(results, "results_store", store_then_linger)
 
     def delete_once_stored() -> None:
         assert stored.wait(timeout=30)

@@ -6,7 +6,7 @@ import datetime
 import pytest
 from django.utils import timezone
 
-from evidence import ingest
+from evidence import ingest, parsing, results
 from evidence.ingest import MAX_INGEST_ATTEMPTS, run_ingest, runs_requeue_received
 from evidence.models import Run, TestResult
 from tests.evidence.bodies import MIXED, MIXED_BUCKETS
@@ -18,7 +18,7 @@ def _fail_storing(monkeypatch) -> None:
     def store_and_fail(run, rows, **kwargs):
         raise RuntimeError("a fault no retry cures")
 
-    monkeypatch.setattr(ingest, "_store", store_and_fail)
+    monkeypatch.setattr(results, "results_store", store_and_fail)
 
 
 def test_a_run_that_keeps_failing_is_rejected_after_the_bounded_attempts(
@@ -45,7 +45,7 @@ def test_any_failure_to_read_rejects_the_run_with_a_reason(db, monkeypatch, repo
     def broken_reader(*args, **kwargs):
         raise ValueError("a reader bug")
 
-    monkeypatch.setattr(ingest, "parse_evidence", broken_reader)
+    monkeypatch.setattr(parsing, "parse_evidence", broken_reader)
     run_ingest(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == Run.Status.REJECTED

@@ -164,7 +164,7 @@ def test_broker_outage_leaves_the_patch_declared_and_pending(
 
     store_run(repository, BASE_SHA, PASSING)
     store_run(repository, HEAD_SHA, PASSING)
-    monkeypatch.setattr("evidence.reports.compute_patch_report.delay", broker_down)
+    monkeypatch.setattr("evidence.tasks.compute_patch_report.delay", broker_down)
     response = declare(api_client, evidence_token)
     assert response.status_code == 201
     assert response.json()["status"] == "pending"

@@ -6,11 +6,11 @@ from dashboards.live import _schedule
 from evidence.models import Report, Run, report_codes
 from evidence.reports import (
     _send_report_task,
-    compute_patch_report,
     enqueue_reports_for_run,
     report_compute,
     report_placeholder,
 )
+from evidence.tasks import compute_patch_report
 from freezedebt_ci.changes import changes_from_objects
 from freezedebt_ci.evidence import evidence_from_outcomes
 from freezedebt_ci.ledger import parse_ledger

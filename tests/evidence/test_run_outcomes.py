@@ -12,10 +12,11 @@ import time_machine
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from evidence import ingest
-from evidence.ingest import BUCKETS, outcomes_pack, outcomes_unpack, run_ingest
+from evidence.ingest import run_ingest
 from evidence.models import Run, RunOutcomes, TestName, TestResult
+from evidence.parsing import Row
 from evidence.reports import report_compute
+from evidence.run_outcomes import BUCKETS, outcomes_pack, outcomes_unpack
 from tests.evidence.bodies import MIXED, MIXED_BUCKETS, evidence, record
 from tests.evidence.stored_runs import store_run
 from tests.factories import PatchFactory, RepositoryFactory, RunFactory
@@ -40,7 +41,7 @@ def _received(body: bytes, **fields) -> Run:
     )
 
 
-def _rows(outcomes: dict[str, str]) -> list[ingest.Row]:
+def _rows(outcomes: dict[str, str]) -> list[Row]:
     return [(nodeid, BUCKETS[bucket], None, "", "") for nodeid, bucket in outcomes.items()]
 
 

@@ -1,0 +1,89 @@
+"""The packed outcomes of a run (RunOutcomes): every node id and its bucket in one compressed
+value, which a report reads instead of the run's rows of results.
+
+The format: the header line ``freezedebt-outcomes/1`` followed by the number of node ids of
+each bucket, a newline, then the node ids bucket by bucket (in ``_PACKED`` order), separated by
+NUL characters (a node id never holds one: the ingest rejects it), all zlib-compressed.
+"""
+
+import zlib
+from collections.abc import Sequence
+from itertools import chain, compress, repeat
+from operator import eq, itemgetter, ne
+
+from django.db import connection
+
+from evidence.binary_columns import write_bytes
+from evidence.models import Run, RunOutcomes, TestResult
+from freezedebt_ci.outcomes import FAILED, PASSED, SKIPPED, XFAIL
+
+# The stored bucket of each of the rules' buckets, and the other way round.
+BUCKETS = {
+    PASSED: TestResult.Bucket.PASSED.value,
+    FAILED: TestResult.Bucket.FAILED.value,
+    SKIPPED: TestResult.Bucket.SKIPPED.value,
+    XFAIL: TestResult.Bucket.XFAIL.value,
+}
+BUCKET_NAMES = {number: name for name, number in BUCKETS.items()}
+
+OUTCOMES_FORMAT = "freezedebt-outcomes/1"
+_PACKED = (PASSED, FAILED, SKIPPED, XFAIL)
+# Level 1: node ids compress well at it, and it is several times faster than the default.
+_OUTCOMES_LEVEL = 1
+
+
+def outcomes_pack(rows: Sequence[tuple[str, int, object, object, object]]) -> bytes:
+    """The outcomes of a run's rows (node id and stored bucket first) as stored in RunOutcomes.
+
+    Every node id must be free of NUL characters (the ingest has checked it).
+    """
+    nodeids = list(map(itemgetter(0), rows))
+    buckets = list(map(itemgetter(1), rows))
+    # Nearly all node ids pass: those are picked out without a Python-level step per node id,
+    # and only the others are grouped one by one.
+    groups: dict[int, list[str]] = {BUCKETS[name]: [] for name in _PACKED}
+    passed = BUCKETS[PASSED]
+    groups[passed] = list(compress(nodeids, map(eq, buckets, repeat(passed))))
+    for nodeid, bucket in compress(
+        zip(nodeids, buckets, strict=True), map(ne, buckets, repeat(passed))
+    ):
+        groups[bucket].append(nodeid)
+    ordered = [groups[BUCKETS[name]] for name in _PACKED]
+    header = " ".join([OUTCOMES_FORMAT, *(str(len(group)) for group in ordered)])
+    text = "\0".join(chain.from_iterable(ordered))
+    return zlib.compress(f"{header}\n{text}".encode(), _OUTCOMES_LEVEL)
+
+
+def outcomes_unpack(packed: bytes) -> tuple[dict[str, str], dict[str, int]]:
+    """The outcomes packed by :func:`outcomes_pack` and the number of node ids in each bucket;
+    ValueError when they are not such."""
+    try:
+        text = zlib.decompress(packed).decode()
+    except (zlib.error, UnicodeDecodeError) as error:
+        raise ValueError(f"packed outcomes that cannot be read: {error}") from None
+    header, _, body = text.partition("\n")
+    fields = header.split(" ")
+    if len(fields) != 1 + len(_PACKED) or fields[0] != OUTCOMES_FORMAT:
+        raise ValueError(f"packed outcomes of another format: {header[:80]!r}")
+    sizes = [int(field) for field in fields[1:]]
+    nodeids = body.split("\0") if body else []
+    if sum(sizes) != len(nodeids):
+        raise ValueError(f"packed outcomes announce {sum(sizes)} node ids, hold {len(nodeids)}")
+    # The passed ones (first, and nearly all) make the dict; the few others are added to it.
+    outcomes = dict.fromkeys(nodeids[: sizes[0]], _PACKED[0])
+    start = sizes[0]
+    for name, size in zip(_PACKED[1:], sizes[1:], strict=True):
+        outcomes.update(dict.fromkeys(nodeids[start : start + size], name))
+        start += size
+    if len(outcomes) != len(nodeids):
+        raise ValueError("packed outcomes name a node id twice")
+    return outcomes, dict(zip(_PACKED, sizes, strict=True))
+
+
+def outcomes_store(run: Run, packed: bytes) -> None:
+    """Store a run's packed outcomes (in the transaction that stores its results)."""
+    if connection.vendor == "postgresql":
+        RunOutcomes.objects.create(run=run, packed=b"")
+        write_bytes(RunOutcomes, run.pk, "packed", packed)
+    else:
+        RunOutcomes.objects.create(run=run, packed=packed)
