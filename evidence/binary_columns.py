@@ -2,6 +2,7 @@
 its packed outcomes)."""
 
 from django.db import connection
+from django.db.models import Field
 from psycopg import Cursor
 
 from evidence.models import Run, RunOutcomes
@@ -15,10 +16,13 @@ def write_bytes(model: type[Run] | type[RunOutcomes], pk: int, field: str, data:
     the MiBs of an upload. Runs in the current transaction, on Django's connection.
     """
     quote = connection.ops.quote_name
-    column = quote(model._meta.get_field(field).column)
+    column = model._meta.get_field(field)
+    key = model._meta.pk
+    if not isinstance(column, Field) or key is None:
+        raise TypeError(f"{model.__name__}.{field} is not a column")
     sql = (
-        f"UPDATE {quote(model._meta.db_table)} SET {column} = %b "  # noqa: S608
-        f"WHERE {quote(model._meta.pk.column)} = %s"
+        f"UPDATE {quote(model._meta.db_table)} SET {quote(column.column)} = %b "  # noqa: S608
+        f"WHERE {quote(key.column)} = %s"
     )
     connection.ensure_connection()
     with Cursor(connection.connection) as cursor:

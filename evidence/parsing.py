@@ -114,7 +114,7 @@ def _duration(value: object) -> float | None:
     return seconds if math.isfinite(seconds) else None
 
 
-def _text(value: object, length: int) -> str:
+def _text(value: object, length: int | None) -> str:
     """An optional text extra as the column can hold it; anything unstorable is dropped."""
     if not isinstance(value, str) or "\x00" in value:
         return ""

@@ -13,7 +13,6 @@ from functools import partial
 from typing import Any
 
 from django.db import transaction
-from django.db.models import QuerySet
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
@@ -25,6 +24,7 @@ from evidence.models import (
     Repository,
     Run,
     RunOutcomes,
+    RunQuerySet,
     ServerAnalysis,
     TestResult,
 )
@@ -49,7 +49,7 @@ RESULT_CHUNK_SIZE = 10_000
 
 
 def run_for_report(
-    *, repository: Repository, sha: str, label: str, runs: QuerySet[Run] | None = None
+    *, repository: Repository, sha: str, label: str, runs: RunQuerySet | None = None
 ) -> Run | None:
     """The run a report uses for a commit: the latest attempt of (sha, label), if ready.
 
@@ -131,7 +131,7 @@ def pending_reason(
     return reason
 
 
-def _patch_runs(patch: Patch, runs: QuerySet[Run] | None = None) -> list[Run | None]:
+def _patch_runs(patch: Patch, runs: RunQuerySet | None = None) -> list[Run | None]:
     """The runs of the patch's base and head that its report uses (see run_for_report)."""
     label = patch_label(patch)
     return [
@@ -437,7 +437,11 @@ def reports_ahead(run: Run, outcomes: dict[str, str]) -> list[ReportAhead]:
                 sides.append(side)
             return compute_report(base=sides[0], head=sides[1], **inputs)
 
-        run_ids = tuple(None if other is None else other.pk for other in runs)
+        base_run, head_run = runs
+        run_ids = (
+            None if base_run is None else base_run.pk,
+            None if head_run is None else head_run.pk,
+        )
         ahead.append(ReportAhead(patch, run_ids, compute))
     return ahead
 

@@ -47,6 +47,7 @@ def token_create(*, repository: Repository, scope: str, name: str = "") -> tuple
                 raise
         else:
             return token, new.plain
+    raise AssertionError("unreachable: the last attempt returns or raises")
 
 
 def token_revoke(*, prefix: str) -> UploadToken:
