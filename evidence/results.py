@@ -40,80 +40,124 @@ def results_store(
         return [pool.submit(work) for work in alongside]
 
 
+class _Statements:
+    """The SQL of one PostgreSQL ingest, for its staging table and the size of its run."""
+
+    def __init__(self, run: Run, rows: int) -> None:
+        quote = connection.ops.quote_name
+        names = quote(TestName._meta.db_table)
+        results = quote(TestResult._meta.db_table)
+        # Named after the run: a test's surrounding transaction may ingest several runs, and
+        # the table only goes away at the outermost commit.
+        self.staging = staging = quote(f"freezedebt_ingest_{run.pk}")
+        self.names_table = TestName._meta.db_table
+        # "freeze" is a keyword in PostgreSQL: the staging table says frozen_by, and the
+        # column names of the results table are quoted.
+        columns = ", ".join(
+            quote(name)
+            for name in ("run_id", "test_id", "bucket", "duration", "signature", "freeze")
+        )
+
+        def digest(alias: str) -> str:
+            # TestName.digest, computed by the database, in the column's bytewise collation
+            # (migration 0012): sorted and compared without the locale.
+            return f"(encode(sha256(convert_to({alias}.nodeid, 'UTF8')), 'hex') COLLATE \"C\")"
+
+        # A large run names most of the repository's tests: hashing the node ids of both sides
+        # is cheaper than a digest per node id and a lookup each. A small one looks its few
+        # node ids up by digest in the unique constraint's index.
+        if rows >= MATCH_BY_HASHING_FROM:
+            same_name = "t.nodeid = s.nodeid"
+        else:
+            same_name = f"t.nodeid_sha256 = {digest('s')}"
+        match = f"t.repository_id = %(repository)s AND {same_name}"
+
+        # A repository's first run: every name is new. Each staged row, in digest order, gets
+        # its test id from the names' sequence; its name is inserted with that id and its
+        # result from the same numbered rows: no lookup of names, nothing joined back by node
+        # id. In digest order, two runs interning the same names take their index locks in one
+        # order and cannot deadlock, and both indexes of the names, like the results' primary
+        # key, grow in key order.
+        self.intern_all = f"""
+            WITH numbered AS MATERIALIZED (
+                SELECT d.*, nextval(%(sequence)s::regclass) AS test_id FROM (
+                    SELECT s.nodeid, s.bucket, s.duration, s.signature, s.frozen_by,
+                           {digest("s")} AS digest
+                    FROM {staging} s ORDER BY 6
+                ) d
+            ),
+            interned AS (
+                INSERT INTO {names} (id, repository_id, nodeid, nodeid_sha256)
+                SELECT n.test_id, %(repository)s, n.nodeid, n.digest FROM numbered n
+                ORDER BY 1
+            )
+            INSERT INTO {results} ({columns})
+            SELECT %(run)s, n.test_id, n.bucket, n.duration, n.signature, n.frozen_by
+            FROM numbered n
+            ORDER BY n.test_id
+        """  # noqa: S608 - table names from the models, values bound
+
+        def store_known(where: str = "") -> str:
+            return f"""
+                INSERT INTO {results} ({columns})
+                SELECT %(run)s, t.id, s.bucket, s.duration, s.signature, s.frozen_by
+                FROM {staging} s JOIN {names} t ON {match}
+                {where}
+                ORDER BY t.id
+            """  # noqa: S608
+
+        # Any other run: the results of the staged rows whose names the repository has, first
+        # (usually all of them: the same suite again), in test id order ...
+        self.store_known = store_known()
+        # ... then the names still missing, interned unless a concurrent run has them by now
+        # (ON CONFLICT waits for its commit), with their results ...
+        self.intern_missing = f"""
+            WITH added AS (
+                INSERT INTO {names} (repository_id, nodeid, nodeid_sha256)
+                SELECT %(repository)s, s.nodeid, {digest("s")} FROM {staging} s
+                WHERE NOT EXISTS (SELECT 1 FROM {names} t WHERE {match})
+                ORDER BY 3
+                ON CONFLICT (repository_id, nodeid_sha256) DO NOTHING
+                RETURNING id, nodeid
+            )
+            INSERT INTO {results} ({columns})
+            SELECT %(run)s, a.id, s.bucket, s.duration, s.signature, s.frozen_by
+            FROM added a JOIN {staging} s ON s.nodeid = a.nodeid
+            ORDER BY a.id
+        """  # noqa: S608
+        # ... and last, the results of names a concurrent run interned first (committed now).
+        self.store_rest = store_known(
+            f"WHERE NOT EXISTS (SELECT 1 FROM {results} r "  # noqa: S608
+            "WHERE r.run_id = %(run)s AND r.test_id = t.id)"
+        )
+
+
 def _store_postgresql(
     run: Run, rows: list[Row], pool: ThreadPoolExecutor, alongside: Sequence[Callable[[], Any]]
 ) -> list[Future]:
-    """COPY the rows into a temporary table, then insert the results and intern the names they
-    need set-based.
-
-    The results of names the repository already has are inserted first: usually that is all of
-    them (the same suite again), and interning nothing then costs nothing. Only when some are
-    missing are those names interned and their results inserted.
-    """
-    quote = connection.ops.quote_name
-    names = quote(TestName._meta.db_table)
-    results = quote(TestResult._meta.db_table)
-    # Named after the run: a test's surrounding transaction may ingest several runs, and the
-    # table only goes away at the outermost commit.
-    staging = quote(f"freezedebt_ingest_{run.pk}")
-    # "freeze" is a keyword in PostgreSQL: the staging table says frozen_by, and the column
-    # names of the results table are quoted.
-    result_columns = ", ".join(
-        quote(name) for name in ("run_id", "test_id", "bucket", "duration", "signature", "freeze")
-    )
-    # TestName.digest, computed by the database, in the column's bytewise collation
-    # (migration 0012): sorted and compared without the locale.
-    digest = "(encode(sha256(convert_to(s.nodeid, 'UTF8')), 'hex') COLLATE \"C\")"
-    # A large run names most of the repository's tests: hashing the node ids of both sides is
-    # cheaper than a digest per node id and a lookup each. A small one looks its few node ids
-    # up by digest in the unique constraint's index, not hashing all of the repository's.
-    if len(rows) >= MATCH_BY_HASHING_FROM:
-        same_name = "t.nodeid = s.nodeid"
-    else:
-        same_name = f"t.nodeid_sha256 = {digest}"
-    # The results of the staged rows whose names the repository has; with skip_stored, only
-    # those not stored yet (the names a concurrent run interned first).
-    insert_known = (
-        f"INSERT INTO {results} ({result_columns}) "  # noqa: S608
-        "SELECT %(run)s, t.id, s.bucket, s.duration, s.signature, s.frozen_by "
-        f"FROM {staging} s JOIN {names} t ON t.repository_id = %(repository)s AND {same_name} "
-        "{skip_stored}ORDER BY t.id"
-    )
-    skip_stored = (
-        f"WHERE NOT EXISTS (SELECT 1 FROM {results} r "  # noqa: S608
-        "WHERE r.run_id = %(run)s AND r.test_id = t.id) "
-    )
-    # The names of the staged rows that the repository lacks, interned, and their results.
-    # {on_conflict}: first none (a plain insert, a third faster for a new repository's
-    # names); if a concurrent run interned one of them first, again with DO NOTHING.
-    insert_added = (
-        f"WITH added AS (INSERT INTO {names} (repository_id, nodeid, nodeid_sha256) "  # noqa: S608
-        f"SELECT %(repository)s, s.nodeid, {digest} FROM {staging} s "
-        f"WHERE NOT EXISTS (SELECT 1 FROM {names} t "
-        f"WHERE t.repository_id = %(repository)s AND {same_name}) "
-        "ORDER BY 3{on_conflict} "
-        "RETURNING id, nodeid) "
-        f"INSERT INTO {results} ({result_columns}) "
-        "SELECT %(run)s, a.id, s.bucket, s.duration, s.signature, s.frozen_by "
-        f"FROM added a JOIN {staging} s ON s.nodeid = a.nodeid ORDER BY a.id"
-    )
-    params = {"run": run.pk, "repository": run.repository_id}
+    """COPY the rows into a temporary table, then match, intern and insert set-based."""
+    sql = _Statements(run, len(rows))
+    # Read before the COPY: whether this is the repository's first run (no names yet).
+    first_run = not TestName.objects.filter(repository_id=run.repository_id).exists()
     with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_get_serial_sequence(%s, 'id')", [sql.names_table])
+        (sequence,) = cursor.fetchone()
+        params = {"run": run.pk, "repository": run.repository_id, "sequence": sequence}
         cursor.execute(
-            f"CREATE TEMPORARY TABLE {staging} (nodeid text NOT NULL, bucket smallint NOT NULL, "
-            "duration double precision, signature text NOT NULL, frozen_by text NOT NULL) "
-            "ON COMMIT DROP"
+            f"CREATE TEMPORARY TABLE {sql.staging} (nodeid text NOT NULL, "
+            "bucket smallint NOT NULL, duration double precision, signature text NOT NULL, "
+            "frozen_by text NOT NULL) ON COMMIT DROP"
         )
-        # Binary COPY: no text escaping of each value on either side, about twice as fast.
+        # Binary COPY: no text escaping of each value on either side.
         with cursor.copy(
-            f"COPY {staging} (nodeid, bucket, duration, signature, frozen_by) "
+            f"COPY {sql.staging} (nodeid, bucket, duration, signature, frozen_by) "
             "FROM STDIN (FORMAT BINARY)"
         ) as copy:
             copy.set_types(["text", "int2", "float8", "text", "text"])
             for row in rows:
                 copy.write_row(row)
         # The name lookups hash the repository's names and the results are sorted by test id;
-        # with the default 4 MB both spill to disk for a 200,000-test run. This transaction only.
+        # with the default work_mem both spill to disk for a large run. This transaction only.
         cursor.execute(f"SET LOCAL work_mem = '{STAGING_WORK_MEM}'")
         # Without statistics on the staging table the planner expects far more rows than it
         # holds, and may spend more time compiling a statement (JIT) than running it.
@@ -126,27 +170,22 @@ def _store_postgresql(
         # copied, Python is busy sending them.
         packing = pool.submit(outcomes_pack, rows)
         done = [pool.submit(work) for work in alongside]
-        # In test id order the entries of the primary key are added in key order, not all
-        # over the index: about twice as fast on a large table.
-        cursor.execute(insert_known.format(skip_stored=""), params)
-        stored = cursor.rowcount
-        if stored < len(rows):
-            # The names this run adds, interned together with their results. A concurrent
-            # run of the same repository interning the same name makes the plain insert
-            # fail; the ON CONFLICT of the second try then skips what it interned, and
-            # inserting in digest order means two such runs take their index locks in one
-            # order and cannot deadlock.
+        stored = 0
+        if first_run:
             try:
                 with transaction.atomic():  # a savepoint: a clash undoes this statement only
-                    cursor.execute(insert_added.format(on_conflict=""), params)
+                    cursor.execute(sql.intern_all, params)
+                    stored = cursor.rowcount
             except IntegrityError:
-                conflict = " ON CONFLICT (repository_id, nodeid_sha256) DO NOTHING"
-                cursor.execute(insert_added.format(on_conflict=conflict), params)
+                pass  # a concurrent first run interned some names: the general way below
+        if not stored:
+            cursor.execute(sql.store_known, params)
+            stored = cursor.rowcount
+        if stored < len(rows):
+            cursor.execute(sql.intern_missing, params)
             stored += cursor.rowcount
         if stored < len(rows):
-            # Names that such a concurrent run interned first: its commit, which the ON
-            # CONFLICT waited for, makes them visible to this statement.
-            cursor.execute(insert_known.format(skip_stored=skip_stored), params)
+            cursor.execute(sql.store_rest, params)
             stored += cursor.rowcount
         packed = packing.result()
     if stored != len(rows):
