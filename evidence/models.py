@@ -251,9 +251,16 @@ class TestName(models.Model):
     __test__ = False  # not a pytest test class, whatever its name says
 
     # No index of its own: the unique constraint below leads with it. Interning a new
-    # repository's 200,000 names then maintains two indexes, not three.
+    # repository's 200,000 names then maintains two indexes, not three. No foreign key
+    # constraint in the database either, as for TestResult: PostgreSQL would lock the
+    # repository's row once per new name at commit. Names are written only by the ingest,
+    # which holds its run's row lock, and Django's cascade removes them with their repository.
     repository = models.ForeignKey(
-        Repository, on_delete=models.CASCADE, related_name="+", db_index=False
+        Repository,
+        on_delete=models.CASCADE,
+        related_name="+",
+        db_index=False,
+        db_constraint=False,
     )
     nodeid = models.TextField()
     # A B-tree entry cannot hold a node id of several KiB on PostgreSQL, so uniqueness and
@@ -339,7 +346,7 @@ class TestResult(models.Model):
 
 class RunOutcomes(models.Model):
     """The bucket of every node id of a ready run, packed into one compressed value (see
-    ``evidence.ingest.outcomes_pack``): what a report reads instead of the run's results, one
+    ``evidence.run_outcomes.outcomes_pack``): what a report reads instead of the run's results, one
     value rather than a row per test. The results stay the record of each test.
 
     Written by the ingest in the transaction that stores the results. A run without one (stored
