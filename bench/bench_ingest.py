@@ -55,6 +55,9 @@ from typing import Any
 
 import evidence_gen  # beside this script
 
+# Django and the apps are imported inside the functions: only once setup_django() has
+# configured the settings and created the throwaway database.
+
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 2026
 TARGET_RATIO = 3.0
