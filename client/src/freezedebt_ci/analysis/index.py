@@ -321,6 +321,9 @@ class Needle:
         extra = _RELATIVE.pattern if relative else b""
         self.rough = re.compile(b"|".join(p for p in (body, extra) if p))
         self.bounded = re.compile(rb"\b(?:" + body + rb")\b") if ordered else None
+        # a file's words lie between single spaces: a space is a literal the engine skips
+        # to, where \b would be tried at every position
+        self.spaced = re.compile(b" (?:" + body + b") ") if ordered else None
         self.extra = _RELATIVE if relative else None
         #: names of word characters only can be looked for in a file's words alone
         self.plain = all(_PLAIN.fullmatch(n) for n in ordered)
@@ -337,7 +340,7 @@ class Needle:
         flags, text = words
         if self.extra is not None and flags & RELATIVE_IMPORT:
             return True
-        return self.bounded is not None and self.bounded.search(text) is not None
+        return self.spaced is not None and self.spaced.search(text) is not None
 
 
 _PLAIN = re.compile(r"[A-Za-z0-9_]+")

@@ -66,10 +66,30 @@ class Closure:
     those live in."""
 
     names: set[str]
-    attributes: set[str]
     files: list[TestFile]
-    reaches: frozenset[str] = frozenset()
     members: list[tuple[TestFile, Symbol]] = field(default_factory=list)
+    # asked of few tests (those that name a target): found when first asked
+    _attributes: set[str] | None = None
+    _reaches: frozenset[str] | None = None
+
+    @property
+    def attributes(self) -> set[str]:
+        """The names the members reach as attributes (``Symbol.attributes``)."""
+        if self._attributes is None:
+            self._attributes = set().union(*(s.attributes() for _, s in self.members))
+        return self._attributes
+
+    @property
+    def reaches(self) -> frozenset[str]:
+        if self._reaches is None:
+            every = self.files
+            # one file's reaches are shared as they are (frozen), not copied for each test
+            self._reaches = (
+                every[0].reaches
+                if len(every) == 1
+                else frozenset().union(*(f.reaches for f in every))
+            )
+        return self._reaches
 
     def imports(self, module: str) -> bool:
         """Whether one of the files imports ``module`` (or a name from it), or patches a name
@@ -91,6 +111,7 @@ class Tests:
         self._conftest_cache: dict[str, list[TestFile]] = {}
         self._members_cache: dict[str, dict[str, list[Symbol]]] = {}
         self._autouse_cache: dict[str, list[tuple[TestFile, Symbol]]] = {}
+        self._helpers_cache: dict[str, dict[str, list[tuple[TestFile, Symbol]]]] = {}
         reader.load_words(e.oid for e in files.values())
         for path in files:
             if PurePosixPath(path).name == "conftest.py":
@@ -122,6 +143,7 @@ class Tests:
         if tf.support is not None:
             return tf.support
         tf.support = []
+        listed: set[str] = set()
         folder = PurePosixPath(tf.path).parent
         folders = [folder, *folder.parents]
         for imp in tf.facts.imports:
@@ -135,10 +157,28 @@ class Tests:
                 for place in places:
                     for candidate in (f"{place}/{rel}.py", f"{place}/{rel}/__init__.py"):
                         candidate = candidate.removeprefix("./")
-                        if candidate in self.entries and candidate != tf.path:
+                        if (
+                            candidate in self.entries
+                            and candidate != tf.path
+                            and candidate not in listed
+                        ):
+                            # once each: ``from pkg import a, b`` finds ``pkg`` for each name
+                            listed.add(candidate)
                             self._parse(candidate)
                             tf.support.append(self.files[candidate])
         return tf.support
+
+    def _helpers(self, tf: TestFile) -> dict[str, list[tuple[TestFile, Symbol]]]:
+        """The definitions of the test-support modules a file imports, by qualname: one
+        lookup a mentioned name, not one per module."""
+        found = self._helpers_cache.get(tf.path)
+        if found is None:
+            found = {}
+            for helper_file in self._support(tf):
+                for qualname, symbol in helper_file.facts.symbols.items():
+                    found.setdefault(qualname, []).append((helper_file, symbol))
+            self._helpers_cache[tf.path] = found
+        return found
 
     def ensure(self, names: Iterable[str], gates: Iterable[str]) -> None:
         """Parse every test-tree file that could reach one of ``names``: those that spell one
@@ -196,6 +236,7 @@ class Tests:
             self._conftest_cache,
             self._members_cache,
             self._autouse_cache,
+            self._helpers_cache,
         ):
             cache.clear()
 
@@ -253,17 +294,20 @@ class Tests:
         aliased = mentioned & aliases.keys()
         names = mentioned | {aliases[n] for n in aliased} if aliased else mentioned
         deps: list[tuple[TestFile, Symbol]] = []
-        for param in (*sym.params, *sym.usefixtures):
+        for param in sym.params:
+            deps.extend(self._fixture(file, param))
+        for param in sym.usefixtures:
             deps.extend(self._fixture(file, param))
         own = file.facts.symbols
-        deps.extend((file, own[n]) for n in mentioned & own.keys() if own[n] is not sym)
-        support = self._support(file)
-        if support:
+        hits = mentioned & own.keys()
+        if hits:
+            deps.extend([(file, own[n]) for n in hits if own[n] is not sym])
+        helpers = self._helpers(file)
+        if helpers:
             looked_up = (mentioned - aliased) | {aliases[n] for n in aliased}
-            for helper_file in support:
-                theirs = helper_file.facts.symbols
-                deps.extend((helper_file, theirs[n]) for n in looked_up & theirs.keys())
-        step = _Step(names, sym.attributes(), tuple(deps))
+            for n in looked_up & helpers.keys():
+                deps.extend(helpers[n])
+        step = _Step(names, tuple(deps))
         self._steps[mark] = step
         return step
 
@@ -304,7 +348,6 @@ class Tests:
         if cached is not None:
             return cached
         names: set[str] = set()
-        attributes: set[str] = set()
         files: dict[str, TestFile] = {}
         seen: set[tuple[str, str]] = set()
         members: list[tuple[TestFile, Symbol]] = []
@@ -323,14 +366,8 @@ class Tests:
             files[file.path] = file
             step = steps.get(mark) or self._step(file, sym)
             names |= step.names
-            attributes |= step.attributes
             todo.extend(step.deps)
-        every = list(files.values())
-        # one file's reaches are shared as they are (frozen), not copied for each test
-        reaches = (
-            every[0].reaches if len(every) == 1 else frozenset().union(*(f.reaches for f in every))
-        )
-        closure = Closure(names, attributes, every, reaches, members)
+        closure = Closure(names, list(files.values()), members)
         self.closures[nodeid] = closure
         return closure
 
@@ -338,7 +375,6 @@ class Tests:
 @dataclass(frozen=True, slots=True)
 class _Step:
     names: frozenset[str]
-    attributes: frozenset[str]
     deps: tuple[tuple[TestFile, Symbol], ...]
 
 
