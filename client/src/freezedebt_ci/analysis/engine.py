@@ -45,7 +45,7 @@ from .governance import (
     score_oracle_map,
     sha256,
 )
-from .index import COVERAGE, IMPORT, NAME, UNIQUE, Index, Module, key
+from .index import COVERAGE, IMPORT, NAME, UNIQUE, Index, Module, key, spelled_in, words
 from .judge import frozen_by, test_freezes
 from .reach import read_contexts
 from .reading import STAR_IMPORT, Clock, OutOfTime, Reader
@@ -425,13 +425,38 @@ class Analysis:
         reader.submit_pairs(pairs, count=count)
         reader.submit(digested, with_digests=True, count=count)
         reader.submit([*packages, *conftests], with_digests=False, count=count)
-        reader.load_words(e.oid for e in (*production.values(), *tests.values()))
+        reader.load_words(e.oid for e in production.values())
         star = [e.oid for e in production.values() if reader.words[e.oid][0] & STAR_IMPORT]
         reader.submit(star, with_digests=False, count=count + len(star))
+        # the index reads these first; the tests' words are found while workers parse them
+        reader.load_words(e.oid for e in tests.values())
+
+    def _start_tests(self) -> None:
+        """Give the workers, before the callers are known, the test files that the first
+        round of ``Tests.ensure`` will parse whatever they turn out to be: those that spell a
+        changed function's name or a changed method's class and the top package of its module
+        (or import relatively). Parsed meanwhile, they are collected there."""
+        needles: set[str] = set()
+        for target in self.changed:
+            if target.endswith(":<module>"):
+                continue
+            parts = target.split(":", 1)[1].split(".")
+            needles.add(parts[-1] if len(parts) == 1 else parts[-2])
+        tops = {t.split(":", 1)[0].split(".")[0] for t in self.changed}
+        tests = self._python_files()[1]
+        if not needles or not tops:
+            return
+        reader = self.reader
+        unread = [e.oid for p, e in tests.items() if PurePosixPath(p).name != "conftest.py"]
+        spelled = spelled_in(reader, words(needles), unread)
+        spelled &= spelled_in(reader, words(tops, relative=True), list(spelled))
+        found = [o for o in unread if o in spelled]
+        reader.submit(found, with_digests=False, count=len(found))
 
     # -- 2. callers, and 3. the tests that name each symbol ---------------------------------
 
     def _index(self) -> None:
+        self._start_tests()
         modules: dict[str, Module] = {}
         for path, entry in self.head_tree.items():
             if entry.is_file and self.layout.kind(path) == PRODUCTION:

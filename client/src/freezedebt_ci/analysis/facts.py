@@ -215,26 +215,33 @@ class _Uses(ast.NodeVisitor):
 
     def collect(self, nodes: list[ast.AST]) -> None:
         """The same walk as the ``visit_*`` methods below, without a call per node: a stack,
-        a type test and each node's fields read directly (the visitor's dispatch and
-        ``iter_child_nodes`` were most of the cost of reading a file's facts)."""
+        a test of each node's exact type (``ast.parse`` makes no subclasses) and each node's
+        child fields read directly (the visitor's dispatch and ``iter_child_nodes`` were most
+        of the cost of reading a file's facts)."""
         stack: list[ast.AST] = nodes[::-1]
         push = stack.append
+        uses, stored = self.uses, self.stored
+        fields_of = _CHILD_FIELDS
+        node_type = ast.AST
         while stack:
             node = stack.pop()
-            if isinstance(node, ast.Name):
-                if isinstance(node.ctx, ast.Load):
-                    self.uses.add(node.id)
+            kind = type(node)
+            if kind is ast.Name:
+                name = node.id  # type: ignore[attr-defined]
+                if type(node.ctx) is ast.Load:  # type: ignore[attr-defined]
+                    uses.add(name)
                 else:
-                    self.stored.add(node.id)
-            elif isinstance(node, ast.Constant):
+                    stored.add(name)
+            elif kind is ast.Constant:
                 continue
-            elif isinstance(node, ast.Attribute):
+            elif kind is ast.Attribute:
                 chain = dotted(node)
                 if chain is not None:
-                    self.uses.add(chain)
+                    uses.add(chain)
                     if chain.startswith("."):
                         push(_root(node))
-            elif isinstance(node, ast.Call):
+            elif kind is ast.Call:
+                assert isinstance(node, ast.Call)  # noqa: S101 - for the type checker
                 chain = dotted(node.func)
                 later: list[ast.AST] = []
                 if chain is not None:
@@ -250,23 +257,28 @@ class _Uses(ast.NodeVisitor):
                 later.extend(node.args)
                 later.extend(k.value for k in node.keywords)
                 stack.extend(reversed(later))
-            elif isinstance(node, ast.arg):
-                self.stored.add(node.arg)
-                if node.annotation is not None:
-                    push(node.annotation)
-            elif isinstance(node, ast.Import | ast.ImportFrom):
-                self.imports.append(node)
+            elif kind is ast.arg:
+                stored.add(node.arg)  # type: ignore[attr-defined]
+                annotation = node.annotation  # type: ignore[attr-defined]
+                if annotation is not None:
+                    push(annotation)
+            elif kind is ast.Import or kind is ast.ImportFrom:
+                self.imports.append(node)  # type: ignore[arg-type]
             else:
-                if isinstance(node, ast.ExceptHandler) and node.name:
-                    self.stored.add(node.name)
+                if kind is ast.ExceptHandler and node.name:  # type: ignore[attr-defined]
+                    stored.add(node.name)  # type: ignore[attr-defined]
+                names = fields_of.get(kind)
+                if names is None:
+                    names = fields_of[kind] = _child_fields(kind)
                 children: list[ast.AST] = []
-                for field_name in node._fields:
+                for field_name in names:
                     value = getattr(node, field_name, None)
-                    if isinstance(value, list):
-                        children.extend(v for v in value if isinstance(v, ast.AST))
-                    elif isinstance(value, ast.AST):
+                    if type(value) is list:
+                        children.extend([v for v in value if isinstance(v, node_type)])
+                    elif isinstance(value, node_type):
                         children.append(value)
-                stack.extend(reversed(children))
+                if children:
+                    stack.extend(reversed(children))
 
     def visit_arg(self, node: ast.arg) -> None:
         self.stored.add(node.arg)
@@ -340,6 +352,15 @@ class _Uses(ast.NodeVisitor):
             self.stored.add(node.id)
         else:
             self.uses.add(node.id)
+
+
+#: The fields of each node type that may hold child nodes: those an expression context or
+#: an operator fills are left out (leaves with nothing to collect, one in every few nodes).
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(kind: type) -> tuple[str, ...]:
+    return tuple(f for f in getattr(kind, "_fields", ()) if f not in ("ctx", "op", "ops"))
 
 
 def _root(node: ast.AST) -> ast.AST:
