@@ -161,6 +161,8 @@ class Analysis:
         #: (path, qualname) of test-tree definitions the patch added or edited
         self.changed_tests: set[tuple[str, str]] = set()
         self._files: tuple[dict[str, Entry], dict[str, Entry]] | None = None
+        self._head_now: str | None = None
+        self._untracked_files: list[str] | None = None
 
     # -- inputs ------------------------------------------------------------------------------
 
@@ -245,6 +247,17 @@ class Analysis:
                 },
             }
         )
+
+    def _head_checked_out(self) -> bool:
+        """Whether the head commit is the checkout's (asked by the memo and the fixtures)."""
+        if self._head_now is None:
+            self._head_now = self.git.resolve("HEAD")
+        return self.head_sha == self._head_now
+
+    def _untracked(self) -> list[str]:
+        if self._untracked_files is None:
+            self._untracked_files = self.git.untracked()
+        return self._untracked_files
 
     # -- 1. the class of each changed file ------------------------------------------------------
 
@@ -443,11 +456,16 @@ class Analysis:
             parts = target.split(":", 1)[1].split(".")
             needles.add(parts[-1] if len(parts) == 1 else parts[-2])
         tops = {t.split(":", 1)[0].split(".")[0] for t in self.changed}
-        tests = self._python_files()[1]
         if not needles or not tops:
             return
         reader = self.reader
-        unread = [e.oid for p, e in tests.items() if PurePosixPath(p).name != "conftest.py"]
+        unread = [
+            e.oid
+            for p, e in self._python_files()[1].items()
+            if not p.endswith("conftest.py") and not reader.cache.has(e.oid, with_digests=False)
+        ]
+        if not unread:
+            return
         spelled = spelled_in(reader, words(needles), unread)
         spelled &= spelled_in(reader, words(tops, relative=True), list(spelled))
         found = [o for o in unread if o in spelled]
@@ -735,9 +753,9 @@ class Analysis:
         base = {p: sha256(reader.bytes.get(e.oid, b"")) for p, e in base_files.items()}
         untracked: list[str] = []
         top = self.git.toplevel()
-        if top is not None and self.head_sha == self.git.resolve("HEAD"):
+        if top is not None and self._head_checked_out():
             # a fixture file left untracked in the checkout is still read by the tests
-            for path in self.git.untracked():
+            for path in self._untracked():
                 if matches_any(settings.fixtures, path):
                     try:
                         head[path] = sha256((top / path).read_bytes())
@@ -873,8 +891,8 @@ class Analysis:
                 except OSError:
                     outside.append(f"{path}=unreadable")
         top = self.git.toplevel()
-        if top is not None and self.head_sha == self.git.resolve("HEAD"):
-            for name in self.git.untracked():
+        if top is not None and self._head_checked_out():
+            for name in self._untracked():
                 if matches_any(self.settings.fixtures, name):
                     try:
                         outside.append(f"{name}={sha256((top / name).read_bytes())}")
