@@ -529,7 +529,8 @@ class Analysis:
         missing = names - self._covered
         if missing:
             self._covered |= missing
-            for nodeid, (tf, symbol, klass) in self.every_test.items():
+            for nodeid in self.tests.reaching(self.every_test, missing):
+                tf, symbol, klass = self.every_test[nodeid]
                 for name in self.tests.closure(nodeid, tf, symbol, klass).names & missing:
                     self._by_name[name].add(nodeid)
         return self._by_name

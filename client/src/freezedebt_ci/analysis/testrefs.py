@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 
 from .facts import Facts, Symbol
 from .gitread import Entry
@@ -17,6 +16,18 @@ from .reading import Reader
 def _name(path: str) -> str:
     """The last part of a git tree path (as ``PurePosixPath(path).name``, without pathlib)."""
     return path.rpartition("/")[2]
+
+
+def _folders(path: str) -> list[str]:
+    """The folders a git tree path lies in, nearest first, the root as ``.`` (as
+    ``PurePosixPath(path).parent`` and its parents, without pathlib)."""
+    out = []
+    head = path.rpartition("/")[0]
+    while head:
+        out.append(head)
+        head = head.rpartition("/")[0]
+    out.append(".")
+    return out
 
 
 def _test_module(path: str) -> bool:
@@ -112,9 +123,18 @@ class Tests:
         self._members_cache: dict[str, dict[str, list[Symbol]]] = {}
         self._autouse_cache: dict[str, list[tuple[TestFile, Symbol]]] = {}
         self._helpers_cache: dict[str, dict[str, list[tuple[TestFile, Symbol]]]] = {}
+        self._graph: (
+            tuple[
+                dict[str, tuple[TestFile, Symbol, str | None]],
+                dict[_Mark, _Step],
+                dict[_Mark, list[_Mark]],
+                dict[str, list[_Mark]],
+            ]
+            | None
+        ) = None
         reader.load_words(e.oid for e in files.values())
         for path in files:
-            if PurePosixPath(path).name == "conftest.py":
+            if _name(path) == "conftest.py":
                 self._parse(path)
 
     def _parse(self, path: str) -> None:
@@ -144,8 +164,7 @@ class Tests:
             return tf.support
         tf.support = []
         listed: set[str] = set()
-        folder = PurePosixPath(tf.path).parent
-        folders = [folder, *folder.parents]
+        folders = _folders(tf.path)
         for imp in tf.facts.imports:
             base = folders[imp.level - 1] if 0 < imp.level <= len(folders) else None
             names = [imp.module] if imp.module else []
@@ -223,7 +242,7 @@ class Tests:
                         # tests and methods only serve that module
                         continue
                     if symbol.autouse:  # reaches every test below its file's folder
-                        folder = str(PurePosixPath(tf.path).parent)
+                        folder = _folders(tf.path)[0]
                         for path in self.entries:
                             if folder == "." or path.startswith(folder + "/"):
                                 self._parse(path)
@@ -239,6 +258,7 @@ class Tests:
             self._helpers_cache,
         ):
             cache.clear()
+        self._graph = None
 
     def tests(self) -> dict[str, tuple[TestFile, Symbol, str | None]]:
         """Every test function: node id (without parameters) to its file, symbol and class."""
@@ -259,8 +279,8 @@ class Tests:
         found = self._conftest_cache.get(tf.path)
         if found is None:
             found = []
-            for folder in PurePosixPath(tf.path).parents:
-                conf = "conftest.py" if str(folder) == "." else f"{folder}/conftest.py"
+            for folder in _folders(tf.path):
+                conf = "conftest.py" if folder == "." else f"{folder}/conftest.py"
                 other = self.files.get(conf)
                 if other is not None and other is not tf:
                     found.append(other)
@@ -339,6 +359,51 @@ class Tests:
             self._members_cache[tf.path] = found
         return found
 
+    def reaching(
+        self, tests: dict[str, tuple[TestFile, Symbol, str | None]], names: set[str]
+    ) -> list[str]:
+        """The tests (of :meth:`tests`) whose closure names one of ``names``, found backwards
+        from the definitions that name one: every definition the tests reach is visited once,
+        not once for each test that reaches it, and most tests name none of them."""
+        graph = self._graph
+        if graph is None or graph[0] is not tests:
+            graph = self._graph = (tests, *self._reach_graph(tests))
+        _tests, steps, callers, roots = graph
+        found = [mark for mark, step in steps.items() if not step.names.isdisjoint(names)]
+        reached = set(found)
+        while found:
+            for caller in callers.get(found.pop(), ()):
+                if caller not in reached:
+                    reached.add(caller)
+                    found.append(caller)
+        return [nodeid for nodeid, starts in roots.items() if not reached.isdisjoint(starts)]
+
+    def _reach_graph(
+        self, tests: dict[str, tuple[TestFile, Symbol, str | None]]
+    ) -> tuple[dict[_Mark, _Step], dict[_Mark, list[_Mark]], dict[str, list[_Mark]]]:
+        """Every definition the tests reach (the union of their closures) with its step, who
+        leads to each, and where each test's closure starts."""
+        steps: dict[_Mark, _Step] = {}
+        callers: dict[_Mark, list[_Mark]] = defaultdict(list)
+        roots: dict[str, list[_Mark]] = {}
+        for nodeid, (tf, symbol, owner) in tests.items():
+            todo: list[tuple[TestFile, Symbol]] = [(tf, symbol), *self._autouse(tf)]
+            if owner:
+                todo.extend(self._class_parts(tf, owner))
+            roots[nodeid] = [(f.path, s.qualname) for f, s in todo]
+            while todo:
+                file, sym = todo.pop()
+                mark = (file.path, sym.qualname)
+                if mark in steps:
+                    continue
+                step = steps[mark] = self._steps.get(mark) or self._step(file, sym)
+                for dep in step.deps:
+                    dep_mark = (dep[0].path, dep[1].qualname)
+                    callers[dep_mark].append(mark)
+                    if dep_mark not in steps:
+                        todo.append(dep)
+        return steps, callers, roots
+
     def closure(self, nodeid: str, tf: TestFile, symbol: Symbol, owner: str | None) -> Closure:
         """What a test reaches: its own names, its class's, its fixtures' (its file's, then
         each conftest's above it, autouse ones included) and its helpers' (in its file and in
@@ -370,6 +435,9 @@ class Tests:
         closure = Closure(names, list(files.values()), members)
         self.closures[nodeid] = closure
         return closure
+
+
+_Mark = tuple[str, str]
 
 
 @dataclass(frozen=True, slots=True)
