@@ -18,6 +18,8 @@ PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 #: Calls whose first argument names a target by a dotted string (``mock.patch("a.b.c")``).
 _PATCHERS = frozenset(("patch", "setattr", "delattr", "patch.object", "object"))
+#: The last part of a call's chain for which ``_Uses._patched`` reads its arguments.
+_PATCHING = _PATCHERS | {"getattr"}
 #: Base classes whose class-level fields are a serialized shape even without a decorator.
 _SHAPED_BASES = frozenset(
     ("TypedDict", "NamedTuple", "Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "BaseModel")
@@ -235,18 +237,27 @@ class _Uses(ast.NodeVisitor):
             elif kind is ast.Constant:
                 continue
             elif kind is ast.Attribute:
-                chain = dotted(node)
-                if chain is not None:
-                    uses.add(chain)
-                    if chain.startswith("."):
-                        push(_root(node))
+                # dotted(node) inline: one in every few nodes is an attribute
+                parts: list[str] = []
+                base = node
+                while type(base) is ast.Attribute:
+                    parts.append(base.attr)
+                    base = base.value
+                if type(base) is ast.Name:
+                    parts.append(base.id)
+                    uses.add(".".join(reversed(parts)))
+                else:
+                    parts.append("")
+                    uses.add(".".join(reversed(parts)))
+                    push(base)
             elif kind is ast.Call:
                 assert isinstance(node, ast.Call)  # noqa: S101 - for the type checker
                 chain = dotted(node.func)
                 later: list[ast.AST] = []
                 if chain is not None:
                     self.calls.add(chain)
-                    self._patched(chain, node)
+                    if chain.rpartition(".")[2] in _PATCHING:  # what _patched looks at
+                        self._patched(chain, node)
                     if chain.startswith("."):
                         later.append(_root(node.func))
                 else:
