@@ -512,6 +512,7 @@ class Analysis:
         gates = self.index.gates({k.split(":", 1)[0] for k in interest})
         self.tests.ensure(self.index.spellings(needles), gates)
         self.every_test = self.tests.tests()
+        self.tests.submit_support(self.every_test)
         self.reach: _Reach | None = None
         self.result["reach"] = "off"
         if self.options.coverage is not None:

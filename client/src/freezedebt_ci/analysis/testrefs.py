@@ -163,7 +163,15 @@ class Tests:
         if tf.support is not None:
             return tf.support
         tf.support = []
-        listed: set[str] = set()
+        for candidate in self._support_paths(tf):
+            self._parse(candidate)
+            tf.support.append(self.files[candidate])
+        return tf.support
+
+    def _support_paths(self, tf: TestFile) -> list[str]:
+        """The paths :meth:`_support` reads, in its order, each once (``from pkg import a, b``
+        finds ``pkg`` for each name)."""
+        found: dict[str, None] = {}
         folders = _folders(tf.path)
         for imp in tf.facts.imports:
             base = folders[imp.level - 1] if 0 < imp.level <= len(folders) else None
@@ -176,16 +184,19 @@ class Tests:
                 for place in places:
                     for candidate in (f"{place}/{rel}.py", f"{place}/{rel}/__init__.py"):
                         candidate = candidate.removeprefix("./")
-                        if (
-                            candidate in self.entries
-                            and candidate != tf.path
-                            and candidate not in listed
-                        ):
-                            # once each: ``from pkg import a, b`` finds ``pkg`` for each name
-                            listed.add(candidate)
-                            self._parse(candidate)
-                            tf.support.append(self.files[candidate])
-        return tf.support
+                        if candidate in self.entries and candidate != tf.path:
+                            found[candidate] = None
+        return list(found)
+
+    def submit_support(self, tests: dict[str, tuple[TestFile, Symbol, str | None]]) -> None:
+        """Give the workers the support modules of every file with tests: finding the tests
+        that name a symbol reads them (one by one, in this process, where workers sit idle)."""
+        with_tests = {tf.path: tf for tf, _symbol, _owner in tests.values()}
+        paths = {
+            p for tf in with_tests.values() for p in self._support_paths(tf) if p not in self.files
+        }
+        oids = [self.entries[p].oid for p in sorted(paths)]
+        self.reader.submit(oids, with_digests=False, count=self.reader.parsed + len(oids))
 
     def _helpers(self, tf: TestFile) -> dict[str, list[tuple[TestFile, Symbol]]]:
         """The definitions of the test-support modules a file imports, by qualname: one
