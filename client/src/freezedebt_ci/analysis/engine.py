@@ -441,14 +441,32 @@ class Analysis:
         reader.load_words(e.oid for e in production.values())
         star = [e.oid for e in production.values() if reader.words[e.oid][0] & STAR_IMPORT]
         reader.submit(star, with_digests=False, count=count + len(star))
-        # the index reads these first; the tests' words are found while workers parse them
-        reader.load_words(e.oid for e in tests.values())
 
     def _start_tests(self) -> None:
         """Give the workers, before the callers are known, the test files that the first
         round of ``Tests.ensure`` will parse whatever they turn out to be: those that spell a
         changed function's name or a changed method's class and the top package of its module
-        (or import relatively). Parsed meanwhile, they are collected there."""
+        (or import relatively). Parsed meanwhile, they are collected there. Before them, the
+        production modules the first search for callers will read: while the workers parse
+        those, this process finds the test files' words."""
+        reader = self.reader
+        spelled_by: set[str] = set()  # as Index.references looks for the changed symbols
+        for target in self.changed:
+            module, _, qualname = target.partition(":")
+            parts = qualname.split(".")
+            spelled_by.update((parts[-1], module.rsplit(".", 1)[-1]))
+            if parts[-1] == "__init__" and len(parts) > 1:
+                spelled_by.add(parts[-2])
+        spelled_by = {n for n in spelled_by if n.isascii() and n.isidentifier()}
+        modules = [
+            e.oid
+            for e in self._python_files()[0].values()
+            if not reader.cache.has(e.oid, with_digests=False)
+        ]
+        if spelled_by and modules:
+            spelled = spelled_in(reader, words(spelled_by), modules)
+            found = [o for o in modules if o in spelled]
+            reader.submit(found, with_digests=False, count=len(found))
         needles: set[str] = set()
         for target in self.changed:
             if target.endswith(":<module>"):
@@ -458,7 +476,6 @@ class Analysis:
         tops = {t.split(":", 1)[0].split(".")[0] for t in self.changed}
         if not needles or not tops:
             return
-        reader = self.reader
         unread = [
             e.oid
             for p, e in self._python_files()[1].items()
