@@ -68,6 +68,24 @@ def test_a_lead_walks_every_page_of_the_demo(demo, browsing, live_server):
     panel = page.locator(".chart-panel").first
     panel.locator("summary").click()
     assert panel.locator("table tbody tr").count() > 30
+    # Readable as a table: its caption says what and how many days; its header and its dates
+    # stay in view while the figures scroll under them.
+    assert panel.locator("table caption").inner_text().endswith(" days")
+    offset = panel.locator("table").evaluate(
+        """table => {
+            let box = table.parentElement;
+            while (box && box.scrollHeight <= box.clientHeight) box = box.parentElement;
+            box.scrollTop = 600;
+            box.scrollLeft = 400;
+            const date = table.querySelector("tbody tr:nth-child(30) th");
+            const frame = box.getBoundingClientRect();
+            return [table.querySelector("thead th").getBoundingClientRect().top - frame.top,
+                    date.getBoundingClientRect().left - frame.left];
+        }"""
+    )
+    assert 0 <= offset[0] < 5, f"the header scrolled away with the rows ({offset[0]} px)"
+    assert 0 <= offset[1] < 5, f"the dates scrolled away with the figures ({offset[1]} px)"
+    panel.screenshot(path=str(SCREENSHOTS / "overview-numbers.png"))
     with page.expect_download() as download:
         panel.locator("a[download]").click()
     header = download.value.path().read_text(encoding="utf-8").splitlines()[0]
