@@ -61,7 +61,7 @@ def rows(
 ) -> Rows:
     """``queryset`` (of a model with a ``repository``) limited to the repositories the caller
     sees (of those named by ``slugs``, when given)."""
-    if not slugs and sees_every_repository(principal):
+    if sees_all(principal, slugs):
         # No condition at all: a semi-join of every row against the whole repository table
         # costs as much as the read itself.
         return queryset
@@ -70,7 +70,7 @@ def rows(
 
 def sees_all(principal, slugs: Iterable[str] | None = None) -> bool:
     """Whether the repositories ``repositories(principal, slugs=slugs)`` names are every one,
-    so that a read written in SQL may leave out the repository condition."""
+    so that a read may leave out the repository condition."""
     return not slugs and sees_every_repository(principal)
 
 
