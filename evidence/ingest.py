@@ -8,7 +8,6 @@ its reasons; ``runs_requeue_received`` enqueues again the runs whose parsing nev
 
 import logging
 from collections.abc import Sequence
-from concurrent.futures import Future
 from datetime import timedelta
 from functools import partial
 from typing import Any
@@ -179,11 +178,11 @@ def run_ingest(*, run_id: int) -> Run | None:
         del raw
         run.exit_code = parsed.exit_code
         run.meta = parsed.meta
-        # The reports of the patches this run completes are computed (Python) while the
-        # database stores its results: both CPUs at work instead of one after the other.
+        # The reports of the patches this run completes, from the outcomes in hand: the
+        # report task would read them back from the database.
         ahead = reports.reports_ahead(run, parsed.outcomes)
-        done = results.results_store(run, parsed.rows, alongside=[item.compute for item in ahead])
-        bodies = [_body(item, future) for item, future in zip(ahead, done, strict=True)]
+        results.results_store(run, parsed.rows)
+        bodies = [_body(item) for item in ahead]
         run.status = Run.Status.READY
         run.reasons = []
         run.passed = parsed.counts[PASSED]
@@ -218,11 +217,11 @@ _UNPROCESSABLE = (
 )
 
 
-def _body(item: reports.ReportAhead, future: Future) -> dict[str, Any] | None:
+def _body(item: reports.ReportAhead) -> dict[str, Any] | None:
     """A report computed ahead, or None (left to the report task) when computing it failed:
     the report task then fails on it visibly, and the run is stored all the same."""
     try:
-        return future.result()
+        return item.compute()
     except Exception:
         logger.exception("report of patch %s not computed by the ingest", item.patch.pk)
         return None

@@ -246,15 +246,15 @@ class Run(TimeStamped):
 
 
 class TestName(models.Model):
-    """A node id, stored once per repository and referenced by every result of that test."""
+    """A node id the repository tracks test by test (one its ledger freezes or froze), stored
+    once and referenced by every result of that test (``evidence.results``). Runs stored before
+    tracking began name every test of their run."""
 
     __test__ = False  # not a pytest test class, whatever its name says
 
-    # No index of its own: the unique constraint below leads with it. Interning a new
-    # repository's 200,000 names then maintains two indexes, not three. No foreign key
-    # constraint in the database either, as for TestResult: PostgreSQL would lock the
-    # repository's row once per new name at commit. Names are written only by the ingest,
-    # which holds its run's row lock, and Django's cascade removes them with their repository.
+    # No index of its own: the unique constraint below leads with it. No foreign key
+    # constraint in the database either, as for TestResult: Django's cascade removes names
+    # with their repository.
     repository = models.ForeignKey(
         Repository,
         on_delete=models.CASCADE,
@@ -294,7 +294,8 @@ class TestName(models.Model):
 
 
 class TestResult(models.Model):
-    """The bucket of one test in one run (section 5: exactly one bucket per node id)."""
+    """The bucket of one tracked test in one run (section 5: exactly one bucket per node id);
+    every bucket of a run is in its RunOutcomes."""
 
     __test__ = False
 
@@ -305,15 +306,12 @@ class TestResult(models.Model):
         XFAIL = 4, "xfail"
 
     # The primary key is (run, test): one result per test and run, and the only index. Results
-    # are read by run, or by test within a few runs, so no index on test alone; a 200,000-test
-    # run then updates one B-tree in key order instead of three (a serial id, the pair, the
-    # test), which took more than half the time of storing a run.
+    # are read by run, or by test within a few runs, so no index on test alone.
     pk = models.CompositePrimaryKey("run", "test")
-    # No foreign key constraints in the database either: PostgreSQL checks each one by locking
-    # the referenced row, so storing a 200,000-test run meant 400,000 row locks at commit, more
-    # time than the insert itself. Results are written only by the ingest, which joins on the
-    # names it has just interned while holding the run's row lock, and Django's cascade removes
-    # them with their run or test name.
+    # No foreign key constraints in the database either (PostgreSQL checks each one by locking
+    # the referenced row at commit): results are written only by the ingest, holding its run's
+    # row lock, and by a ledger sync for ready runs; Django's cascade removes them with their
+    # run or test name.
     run = models.ForeignKey(
         Run,
         on_delete=models.CASCADE,
@@ -346,12 +344,12 @@ class TestResult(models.Model):
 
 class RunOutcomes(models.Model):
     """The bucket of every node id of a ready run, packed into one compressed value (see
-    ``evidence.run_outcomes.outcomes_pack``): what a report reads instead of the run's results, one
-    value rather than a row per test. The results stay the record of each test.
+    ``evidence.run_outcomes.outcomes_pack``): what a report reads, one value rather than a row
+    per test.
 
-    Written by the ingest in the transaction that stores the results. A run without one (stored
-    before it existed, or straight through the ORM) is read from its results. A table of its
-    own, so that loading a run never loads it.
+    Written by the ingest in the transaction that marks the run ready. A run without one (stored
+    before it existed) is read from its stored upload. A table of its own, so that loading a
+    run never loads it.
     """
 
     run = models.OneToOneField(

@@ -7,7 +7,7 @@ so the server's report equals ``freezedebt-ci delta`` for the same input.
 
 import datetime
 import logging
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -26,11 +26,10 @@ from evidence.models import (
     RunOutcomes,
     RunQuerySet,
     ServerAnalysis,
-    TestResult,
 )
-from evidence.run_outcomes import BUCKET_NAMES, outcomes_unpack
+from evidence.parsing import run_parse
+from evidence.run_outcomes import outcomes_unpack
 from freezedebt_ci.changes import Change, changes_from_objects
-from freezedebt_ci.evidence import evidence_from_outcomes
 from freezedebt_ci.ledger import Freeze
 from freezedebt_ci.outcomes import FAILED, PASSED, SKIPPED, XFAIL, Evidence
 from freezedebt_ci.policy import DEFAULT_SEVERITIES
@@ -40,9 +39,6 @@ from ledger.governance import governance_versions_for
 from ledger.models import LedgerVersion, Policy
 
 logger = logging.getLogger(__name__)
-
-# Rows fetched per round trip while reading a run's results (200,000-record runs stay flat).
-RESULT_CHUNK_SIZE = 10_000
 
 
 # --- inputs of the rules --------------------------------------------------------------------
@@ -146,14 +142,10 @@ def _report_run_ids(patch: Patch) -> tuple[int | None, ...]:
     return tuple(None if run is None else run.pk for run in runs)
 
 
-def _outcomes(run: Run) -> Iterator[tuple[str, str]]:
-    rows = (
-        TestResult.objects.filter(run=run)
-        .values_list("test__nodeid", "bucket")
-        .iterator(chunk_size=RESULT_CHUNK_SIZE)
-    )
-    for nodeid, bucket in rows:
-        yield nodeid, BUCKET_NAMES[bucket]
+def _upload_outcomes(run: Run) -> dict[str, str]:
+    """The run's outcomes read again from its stored upload, as the ingest read them."""
+    raw = Run.objects.filter(pk=run.pk).values_list("raw", flat=True).get()
+    return run_parse(bytes(raw), source=f"run {run.pk}").outcomes
 
 
 def _packed_outcomes(run: Run) -> dict[str, str] | None:
@@ -165,13 +157,16 @@ def _packed_outcomes(run: Run) -> dict[str, str] | None:
     try:
         outcomes, counts = outcomes_unpack(bytes(packed))
     except ValueError:
-        logger.warning("run %s: packed outcomes unreadable; reading its results", run.pk)
+        logger.warning("run %s: packed outcomes unreadable; reading its upload", run.pk)
         return None
     # The counts are written with them: a cheap check that a report is never computed from
     # outcomes that are not the run's.
     expected = {PASSED: run.passed, FAILED: run.failed, SKIPPED: run.skipped, XFAIL: run.xfail}
     if counts != expected:
-        logger.warning("run %s: packed outcomes disagree with its counts; reading results", run.pk)
+        logger.warning(
+            "run %s: packed outcomes disagree with its counts; reading its upload",
+            run.pk,
+        )
         return None
     return outcomes
 
@@ -179,13 +174,13 @@ def _packed_outcomes(run: Run) -> dict[str, str] | None:
 def run_evidence(run: Run) -> Evidence:
     """A stored run as the rules' evidence: the bucket of each node id, exit status and meta.
 
-    Read from the run's packed outcomes, one value, or else from its results, a row per test.
+    Read from the run's packed outcomes, one value, or else from its stored upload.
     """
     evidence = packed_evidence(run)
     if evidence is not None:
         return evidence
     assert run.exit_code is not None  # noqa: S101 - run_for_report hands over only such runs
-    return evidence_from_outcomes(_outcomes(run), exit_status=run.exit_code, meta=_meta(run))
+    return Evidence(run.exit_code, _upload_outcomes(run), _meta(run))
 
 
 def packed_evidence(run: Run) -> Evidence | None:
@@ -378,8 +373,8 @@ def reports_ahead(run: Run, outcomes: dict[str, str]) -> list[ReportAhead]:
     about to store.
 
     Reads the database now (the patches, their other runs, the ledger and the policy); what
-    it returns computes without it, in another thread while the database stores the results.
-    The ingest then stores each body with :func:`store_reports_ahead` in its transaction.
+    it returns computes without it. The ingest then stores each body with
+    :func:`store_reports_ahead` in its transaction.
     """
     assert run.exit_code is not None  # noqa: S101 - the ingest has read it
     # Not the run reports take for its commit when a later attempt exists: then none of them.

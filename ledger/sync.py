@@ -11,6 +11,7 @@ from django.db.models import CharField
 from config.jsontext import unstorable
 from dashboards.live import refresh_later
 from evidence.models import Repository
+from evidence.results import results_backfill, tracked_nodeids
 from freezedebt_ci.errors import InputError, Problem
 from freezedebt_ci.ledger import OPENED, RENEWED, RETIRED, LedgerEvent, diff_ledgers, parse_ledger
 from freezedebt_ci.ledger import Freeze as LedgerFreeze
@@ -132,6 +133,7 @@ def ledger_sync(*, repository: Repository, sha: str, raw: str, path: str) -> Led
         previous = LedgerVersion.objects.latest_for(repository)
         before = [LedgerFreeze.from_dict(item) for item in previous.freezes] if previous else []
         rows = {row.freeze_id: row for row in Freeze.objects.filter(repository=repository)}
+        tracked_before = {row.nodeid for row in rows.values()}  # the rows change below
         chains = {key: row.renewals for key, row in rows.items() if row.current}
         events = diff_ledgers(before, freezes, chains=chains)
 
@@ -165,5 +167,10 @@ def ledger_sync(*, repository: Repository, sha: str, raw: str, path: str) -> Led
         FreezeEvent.objects.bulk_create(records)
         # Freezes this version holds unchanged are now "as of" it too.
         Freeze.objects.filter(repository=repository, current=True).update(last_version=version)
+        # A test frozen for the first time has its results in the recent runs filled in: from
+        # now on every run stores them (the row lock above waits for the runs being stored).
+        newly_tracked = tracked_nodeids(repository.pk) - tracked_before
+        if newly_tracked:
+            results_backfill(repository.pk, newly_tracked)
         refresh_later(repository.pk)  # today's active, expiring and expired freezes
     return LedgerSync(version, events, created=True)

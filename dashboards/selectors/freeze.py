@@ -11,11 +11,11 @@ from django.utils import timezone
 from dashboards.selectors.repository import FreezeRow, freeze_row
 from evidence import visibility
 from evidence.models import Repository, Run, TestName, TestResult
+from evidence.results import RECENT_RUNS
 from ledger.models import Freeze, FreezeAction, FreezeEvent, LedgerVersion
 from ledger.owners import owners_resolve
 from sqlreads import Read, fields
 
-RECENT_RUNS_FOR_FREEZE = 20
 BUCKET_LABELS = {bucket.value: bucket.label for bucket in TestResult.Bucket}
 
 
@@ -102,7 +102,7 @@ def freeze_detail(*, user, repository_slug: str, freeze_id: str) -> FreezeDetail
     actions = _FREEZE_ACTIONS.instances(FreezeAction, [freeze.pk])
     current_action = next((a for a in actions if a.freeze_version == freeze.version), None)
     events = _FREEZE_EVENTS.rows([freeze.pk])
-    runs = _READY_RUNS.rows([repository.pk, Run.Status.READY, RECENT_RUNS_FOR_FREEZE])
+    runs = _READY_RUNS.rows([repository.pk, Run.Status.READY, RECENT_RUNS])
     # The frozen test's result in each of them, through its name's digest (one query).
     buckets: dict[int, int] = {}
     if runs:

@@ -1,9 +1,13 @@
 """Runs stored straight through the ORM, as ingestion leaves them, for report tests that are
 not about ingestion."""
 
+from collections import Counter
+
 from django.utils import timezone
 
-from evidence.models import Run, TestName, TestResult
+from evidence.models import Run, RunOutcomes, TestResult
+from evidence.results import results_store
+from evidence.run_outcomes import outcomes_unpack
 from tests.factories import RunFactory
 
 BUCKETS = {label: value for value, label in TestResult.Bucket.choices}
@@ -20,7 +24,8 @@ def store_run(
     attempt: int = 1,
     status: str = Run.Status.READY,
 ) -> Run:
-    """A run of ``sha`` whose results are ``{nodeid: bucket name}``."""
+    """A run of ``sha`` whose results are ``{nodeid: bucket name}``: its packed outcomes, and
+    the results of the tests its repository tracks."""
     parsed = status != Run.Status.RECEIVED
     run = RunFactory(
         repository=repository,
@@ -34,13 +39,14 @@ def store_run(
     )
     if status != Run.Status.READY:
         return run
-    results = []
-    for nodeid, bucket in outcomes.items():
-        test, _ = TestName.objects.get_or_create(
-            repository=repository,
-            nodeid_sha256=TestName.digest(nodeid),
-            defaults={"nodeid": nodeid},
-        )
-        results.append(TestResult(run=run, test=test, bucket=BUCKETS[bucket]))
-    TestResult.objects.bulk_create(results)
+    rows = [(nodeid, BUCKETS[bucket], None, "", "") for nodeid, bucket in outcomes.items()]
+    counts = Counter(outcomes.values())
+    Run.objects.filter(pk=run.pk).update(**{bucket: counts[bucket] for bucket in BUCKETS})
+    run.refresh_from_db()
+    results_store(run, rows)
     return run
+
+
+def stored_outcomes(run: Run) -> dict[str, str]:
+    """The outcomes stored for a run, as reports read them (its packed outcomes)."""
+    return outcomes_unpack(bytes(RunOutcomes.objects.get(run=run).packed))[0]

@@ -11,11 +11,12 @@ from django.utils import timezone
 
 from evidence import ingest, parsing, results
 from evidence.ingest import run_ingest, runs_requeue_received
-from evidence.models import Run, TestName, TestResult
+from evidence.models import Run, RunOutcomes, TestName, TestResult
 from evidence.tasks import ingest_run, sweep_received_runs
 from tests.concurrency import at_once, races_need_postgresql
 from tests.evidence.bodies import JUNIT, JUNIT_BUCKETS, MIXED, MIXED_BUCKETS, evidence, record
-from tests.factories import RepositoryFactory, RunFactory
+from tests.evidence.stored_runs import stored_outcomes as _buckets
+from tests.factories import FreezeFactory, RepositoryFactory, RunFactory
 
 
 def _received(body: bytes, **fields) -> Run:
@@ -28,9 +29,16 @@ def _received(body: bytes, **fields) -> Run:
     )
 
 
-def _buckets(run: Run) -> dict[str, str]:
+def _tracked_buckets(run: Run) -> dict[str, str]:
+    """The run's rows of results: those of the tests its repository tracks."""
     rows = TestResult.objects.filter(run=run).values_list("test__nodeid", "bucket")
     return {nodeid: TestResult.Bucket(bucket).label for nodeid, bucket in rows}
+
+
+def _track(repository, *nodeids: str) -> None:
+    """Freeze ``nodeids`` in the repository's ledger: its runs store their results."""
+    for nodeid in nodeids:
+        FreezeFactory(repository=repository, nodeid=nodeid)
 
 
 @pytest.fixture
@@ -40,15 +48,6 @@ def reports_enqueued(monkeypatch) -> list[int]:
         "evidence.reports.enqueue_reports_for_run", lambda run, **_: calls.append(run.pk)
     )
     return calls
-
-
-@pytest.fixture(params=["by digest", "by hashing"])
-def name_matching(request, monkeypatch) -> str:
-    """Both ways PostgreSQL matches a run's node ids with the stored names (small and large
-    runs), whatever the size of the test's runs."""
-    threshold = 10**9 if request.param == "by digest" else 1
-    monkeypatch.setattr(results, "MATCH_BY_HASHING_FROM", threshold)
-    return request.param
 
 
 def test_ingest_stores_one_result_per_node_id_and_marks_the_run_ready(db, reports_enqueued):
@@ -66,7 +65,9 @@ def test_ingest_stores_one_result_per_node_id_and_marks_the_run_ready(db, report
 
 
 def test_ingest_reads_junit(db, reports_enqueued):
-    run = _received(JUNIT, content_type="application/xml")
+    repository = RepositoryFactory()
+    _track(repository, "tests/test_cart.py::TestTax::test_vat")
+    run = _received(JUNIT, content_type="application/xml", repository=repository)
     run_ingest(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == Run.Status.READY
@@ -75,26 +76,44 @@ def test_ingest_reads_junit(db, reports_enqueued):
     assert vat.duration == pytest.approx(0.3)
 
 
-def test_test_names_are_interned_per_repository(db, reports_enqueued, name_matching):
+def test_only_the_tests_a_ledger_freezes_or_froze_get_rows_of_results(db, reports_enqueued):
     repository = RepositoryFactory()
-    first = _received(MIXED, repository=repository)
-    second = _received(
-        evidence([record("tests/test_cart.py::test_total"), record("tests/test_new.py::test_x")]),
-        repository=repository,
-    )
-    elsewhere = _received(MIXED)
-    for run in (first, second, elsewhere):
+    _track(repository, "tests/test_net.py::test_fetch", "tests/test_gone.py::test_old")
+    FreezeFactory(repository=repository, nodeid="tests/test_cart.py::test_total", current=False)
+    run = _received(MIXED, repository=repository)
+    untracked = _received(MIXED)
+    for each in (run, untracked):
+        run_ingest(run_id=each.pk)
+
+    # Every outcome is in the packed outcomes; rows only for the tracked tests the run ran.
+    assert _buckets(run) == _buckets(untracked) == MIXED_BUCKETS
+    assert _tracked_buckets(run) == {
+        "tests/test_net.py::test_fetch": "skipped",
+        "tests/test_cart.py::test_total": "passed",
+    }
+    assert set(TestName.objects.values_list("nodeid", flat=True)) == set(_tracked_buckets(run))
+    assert not TestResult.objects.filter(run=untracked).exists()
+
+
+def test_tracked_names_are_interned_once_per_repository(db, reports_enqueued):
+    repository = RepositoryFactory()
+    elsewhere = RepositoryFactory()
+    for each in (repository, elsewhere):
+        _track(each, "tests/test_cart.py::test_total")
+    runs = [_received(MIXED, repository=repository, sha=f"{n:040x}") for n in range(2)]
+    runs.append(_received(MIXED, repository=elsewhere))
+    for run in runs:
         run_ingest(run_id=run.pk)
 
-    assert TestName.objects.filter(repository=repository).count() == len(MIXED_BUCKETS) + 1
-    assert TestName.objects.filter(repository=elsewhere.repository).count() == len(MIXED_BUCKETS)
-    total = TestName.objects.get(repository=repository, nodeid="tests/test_cart.py::test_total")
+    names = TestName.objects.filter(nodeid="tests/test_cart.py::test_total")
+    assert sorted(name.repository_id for name in names) == sorted([repository.pk, elsewhere.pk])
+    total = names.get(repository=repository)
     assert total.nodeid_sha256 == TestName.digest(total.nodeid)
     assert total.results.count() == 2
 
 
-def test_unusual_node_ids_round_trip_with_the_models_digest(db, reports_enqueued, name_matching):
-    # Binary COPY and both storage paths must keep such names intact and findable again.
+def test_unusual_node_ids_round_trip_with_the_models_digest(db, reports_enqueued):
+    # The packed outcomes and the rows of tracked tests must keep such names intact.
     nodeids = [
         "tests/test_ümlaut.py::test_naïve[日本語-🙂]",
         "tests/test_paths.py::test_windows[C:\\temp\\x]",
@@ -103,8 +122,10 @@ def test_unusual_node_ids_round_trip_with_the_models_digest(db, reports_enqueued
         "tests/test_quote.py::test_q['\"]",
     ]
     repository = RepositoryFactory()
+    _track(repository, *nodeids)
     run = _received(evidence([record(nodeid) for nodeid in nodeids]), repository=repository)
     run_ingest(run_id=run.pk)
+    assert _buckets(run) == dict.fromkeys(nodeids, "passed")
     stored = {name.nodeid: name.nodeid_sha256 for name in TestName.objects.all()}
     assert stored == {nodeid: TestName.digest(nodeid) for nodeid in nodeids}
     # A later run finds the same names again instead of interning them twice.
@@ -113,15 +134,17 @@ def test_unusual_node_ids_round_trip_with_the_models_digest(db, reports_enqueued
     )
     run_ingest(run_id=again.pk)
     assert TestName.objects.count() == len(nodeids)
-    assert set(_buckets(again).values()) == {"failed"}
+    assert _tracked_buckets(again) == dict.fromkeys(nodeids, "failed")
 
 
-def test_many_records_are_stored_in_batches(db, reports_enqueued, name_matching):
+def test_many_records_and_many_tracked_tests_are_stored_in_batches(db, reports_enqueued):
     nodeids = [f"tests/test_bulk.py::test_case[{n}]" for n in range(1_234)]
-    run = _received(evidence([record(nodeid) for nodeid in nodeids]))
+    repository = RepositoryFactory()
+    _track(repository, *nodeids[::2])
+    run = _received(evidence([record(nodeid) for nodeid in nodeids]), repository=repository)
     run_ingest(run_id=run.pk)
-    assert TestResult.objects.filter(run=run).count() == len(nodeids)
-    assert set(TestName.objects.values_list("nodeid", flat=True)) == set(nodeids)
+    assert _buckets(run) == dict.fromkeys(nodeids, "passed")
+    assert _tracked_buckets(run) == dict.fromkeys(nodeids[::2], "passed")
 
 
 def test_ill_typed_extras_are_dropped_not_stored(db, reports_enqueued):
@@ -133,8 +156,10 @@ def test_ill_typed_extras_are_dropped_not_stored(db, reports_enqueued):
             record("t.py::test_d", duration="INF", signature="sig\x00nul"),
         ]
     )
+    repository = RepositoryFactory()
+    _track(repository, *(f"t.py::test_{name}" for name in "abcd"))
     # 1e999 reads as an infinite float, which no column should hold.
-    run = _received(body.replace(b'"INF"', b"1e999"))
+    run = _received(body.replace(b'"INF"', b"1e999"), repository=repository)
     run_ingest(run_id=run.pk)
     assert Run.objects.get().status == Run.Status.READY
     results = {r.test.nodeid: r for r in TestResult.objects.select_related("test")}
@@ -147,7 +172,10 @@ def test_ill_typed_extras_are_dropped_not_stored(db, reports_enqueued):
 
 
 def test_rejected_run_keeps_its_reasons_and_stores_no_results(db, reports_enqueued):
-    run = _received(evidence([record("t.py::test_ok"), record("t.py::test_bad", "exploded")]))
+    repository = RepositoryFactory()
+    _track(repository, "t.py::test_ok")
+    body = evidence([record("t.py::test_ok"), record("t.py::test_bad", "exploded")])
+    run = _received(body, repository=repository)
     run_ingest(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == Run.Status.REJECTED
@@ -159,6 +187,7 @@ def test_rejected_run_keeps_its_reasons_and_stores_no_results(db, reports_enqueu
     ]
     assert run.parsed_at is not None
     assert (run.passed, run.exit_code) == (0, None)
+    assert not RunOutcomes.objects.exists()
     assert not TestResult.objects.exists()
     assert not TestName.objects.exists()
     assert reports_enqueued == []
@@ -200,7 +229,7 @@ def test_a_second_delivery_does_nothing(db, reports_enqueued):
     assert run_ingest(run_id=run.pk) is None
     run.refresh_from_db()
     assert run.parsed_at == parsed_at
-    assert TestResult.objects.filter(run=run).count() == len(MIXED_BUCKETS)
+    assert RunOutcomes.objects.filter(run=run).count() == 1
     assert reports_enqueued == [run.pk]
 
 
@@ -219,11 +248,13 @@ def test_a_run_that_is_gone_is_skipped_quietly(db):
 def test_a_failure_midway_leaves_the_run_received_and_a_retry_finishes_it(
     db, monkeypatch, reports_enqueued
 ):
-    run = _received(MIXED)
+    repository = RepositoryFactory()
+    _track(repository, "tests/test_cart.py::test_total")
+    run = _received(MIXED, repository=repository)
     real_store = results.results_store
 
-    def store_then_die(run, rows, **kwargs):
-        real_store(run, rows, **kwargs)
+    def store_then_die(run, rows):
+        real_store(run, rows)
         raise RuntimeError("worker killed")
 
     monkeypatch.setattr(results, "results_store", store_then_die)
@@ -231,11 +262,13 @@ def test_a_failure_midway_leaves_the_run_received_and_a_retry_finishes_it(
         run_ingest(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == Run.Status.RECEIVED
+    assert not RunOutcomes.objects.exists()
     assert not TestResult.objects.exists()
 
     monkeypatch.setattr(results, "results_store", real_store)
     run_ingest(run_id=run.pk)
     assert _buckets(run) == MIXED_BUCKETS
+    assert _tracked_buckets(run) == {"tests/test_cart.py::test_total": "passed"}
 
 
 def test_the_task_retries_a_lost_database_connection(db, monkeypatch, reports_enqueued):
@@ -295,14 +328,14 @@ def test_the_sweep_leaves_parsed_runs_alone(db, reports_enqueued):
 
 @races_need_postgresql("two runs interning the same names")
 @pytest.mark.django_db(transaction=True)
-def test_concurrent_runs_interning_the_same_names_store_all_their_results(
-    reports_enqueued, name_matching
-):
+def test_concurrent_runs_interning_the_same_names_store_all_their_results(reports_enqueued):
     repository = RepositoryFactory()
-    shared = [f"tests/test_race.py::test_case[{n}]" for n in range(3_000)]
+    shared = [f"tests/test_race.py::test_case[{n}]" for n in range(600)]
+    own = [f"tests/test_own.py::test_{n}" for n in range(2)]
+    _track(repository, *shared, *own)
     runs = [
         _received(
-            evidence([record(nodeid) for nodeid in [*shared, f"tests/test_own.py::test_{n}"]]),
+            evidence([record(nodeid) for nodeid in [*shared, own[n]]]),
             repository=repository,
             sha=f"{n:040x}",
         )
@@ -322,15 +355,17 @@ def test_concurrent_runs_interning_the_same_names_store_all_their_results(
 def test_deleting_a_run_while_it_is_ingested_leaves_no_results_behind(
     reports_enqueued, monkeypatch
 ):
-    run = _received(evidence([record(f"tests/test_bulk.py::test_{n}") for n in range(3_000)]))
+    nodeids = [f"tests/test_bulk.py::test_{n}" for n in range(3_000)]
+    repository = RepositoryFactory()
+    _track(repository, *nodeids[:300])
+    run = _received(evidence([record(nodeid) for nodeid in nodeids]), repository=repository)
     stored = threading.Event()
     real_store = results.results_store
 
-    def store_then_linger(run, rows, **kwargs):
-        done = real_store(run, rows, **kwargs)
+    def store_then_linger(run, rows):
+        real_store(run, rows)
         stored.set()  # the results are written, not committed yet
         time.sleep(0.5)
-        return done
 
     monkeypatch.setattr(results, "results_store", store_then_linger)
 
@@ -341,4 +376,5 @@ def test_deleting_a_run_while_it_is_ingested_leaves_no_results_behind(
     at_once(partial(run_ingest, run_id=run.pk), delete_once_stored)
 
     assert not Run.objects.filter(pk=run.pk).exists()
+    assert not RunOutcomes.objects.filter(run_id=run.pk).exists()
     assert not TestResult.objects.filter(run_id=run.pk).exists()

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from evidence import ingest, parsing, results
 from evidence.ingest import MAX_INGEST_ATTEMPTS, run_ingest, runs_requeue_received
-from evidence.models import Run, TestResult
+from evidence.models import Run, RunOutcomes
 from tests.evidence.bodies import MIXED, MIXED_BUCKETS
 from tests.evidence.test_ingest import _buckets, _received
 from tests.evidence.test_ingest import reports_enqueued as reports_enqueued  # a fixture
@@ -36,7 +36,7 @@ def test_a_run_that_keeps_failing_is_rejected_after_the_bounded_attempts(
     assert run.ingest_attempts == MAX_INGEST_ATTEMPTS + 1
     [reason] = run.reasons
     assert reason["message"].startswith("could not be processed")
-    assert not TestResult.objects.exists()
+    assert not RunOutcomes.objects.exists()
 
 
 def test_any_failure_to_read_rejects_the_run_with_a_reason(db, monkeypatch, reports_enqueued):
@@ -91,5 +91,5 @@ def test_the_sweep_and_a_redelivered_message_parse_a_run_once_in_either_order(
     assert run.status == Run.Status.READY
     assert run.ingest_attempts == 2
     assert _buckets(run) == MIXED_BUCKETS
-    assert TestResult.objects.filter(run=run).count() == len(MIXED_BUCKETS)
+    assert RunOutcomes.objects.filter(run=run).count() == 1
     assert reports_enqueued == [run.pk]

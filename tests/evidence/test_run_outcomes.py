@@ -1,5 +1,5 @@
-"""A run's packed outcomes: written by the ingest with its results, read by reports instead of
-the results, and never trusted when they disagree with the run."""
+"""A run's packed outcomes: written by the ingest with the results of its tracked tests, read by
+reports, and never trusted when they disagree with the run (the report reads the upload then)."""
 
 import datetime
 import gzip
@@ -16,10 +16,9 @@ from evidence.ingest import run_ingest
 from evidence.models import Run, RunOutcomes, TestName, TestResult
 from evidence.parsing import Row
 from evidence.reports import report_compute
-from evidence.run_outcomes import BUCKETS, outcomes_pack, outcomes_unpack
+from evidence.run_outcomes import BUCKETS, outcomes_find, outcomes_pack, outcomes_unpack
 from tests.evidence.bodies import MIXED, MIXED_BUCKETS, evidence, record
-from tests.evidence.stored_runs import store_run
-from tests.factories import PatchFactory, RepositoryFactory, RunFactory
+from tests.factories import FreezeFactory, PatchFactory, RepositoryFactory, RunFactory
 
 NOON = datetime.datetime(2026, 11, 30, 12, tzinfo=datetime.UTC)
 BASE_SHA, HEAD_SHA = "b" * 40, "e" * 40
@@ -84,13 +83,40 @@ def test_packed_outcomes_that_are_not_such_are_refused(packed):
         outcomes_unpack(packed)
 
 
+OUTCOMES = dict(zip(UNUSUAL, ["xfail", "failed", "passed", "skipped", "failed"], strict=True))
+
+
+@pytest.mark.parametrize(
+    "outcomes",
+    [
+        {},
+        {"t.py::a": "skipped"},
+        {"t.py::a": "passed", "t.py::ab": "failed", "t.py::b": "skipped"},
+        OUTCOMES,
+        {**OUTCOMES, "t.py::last": "xfail"},
+    ],
+)
+def test_finding_node_ids_in_packed_outcomes_agrees_with_unpacking_them(outcomes):
+    packed = outcomes_pack(_rows(outcomes))
+    asked = [*outcomes, "t.py::", "t.py::a\0t.py::ab", "", "nope", "a", "t.py::ab", "ab"]
+    assert outcomes_find(packed, asked) == {
+        nodeid: bucket for nodeid, bucket in outcomes_unpack(packed)[0].items() if nodeid in asked
+    }
+
+
 def test_ingest_stores_the_outcomes_of_its_results(db):
-    run = _received(MIXED)
+    repository = RepositoryFactory()
+    tracked = ["tests/test_cart.py::test_discount", "tests/test_net.py::test_fetch"]
+    for nodeid in tracked:
+        FreezeFactory(repository=repository, nodeid=nodeid)
+    run = _received(MIXED, repository=repository)
     run_ingest(run_id=run.pk)
     outcomes, _ = outcomes_unpack(bytes(RunOutcomes.objects.get(run=run).packed))
     assert outcomes == MIXED_BUCKETS
     rows = TestResult.objects.filter(run=run).values_list("test__nodeid", "bucket")
-    assert outcomes == {nodeid: TestResult.Bucket(bucket).label for nodeid, bucket in rows}
+    assert {nodeid: TestResult.Bucket(bucket).label for nodeid, bucket in rows} == {
+        nodeid: outcomes[nodeid] for nodeid in tracked
+    }
 
 
 def test_unusual_node_ids_keep_their_outcomes(db):
@@ -114,15 +140,12 @@ def patch_with_runs(db):
     base = {f"tests/test_a.py::test_{n}": "passed" for n in range(20)}
     head = {**base, "tests/test_a.py::test_3": "skipped", "tests/test_b.py::test_new": "passed"}
     del head["tests/test_a.py::test_7"]
-    runs = [
-        store_run(repository, BASE_SHA, base, meta={"python": "3.11.7"}),
-        store_run(repository, HEAD_SHA, head, exit_code=1, meta={"python": "3.12.1"}),
-    ]
-    # The counts the ingest writes with the outcomes (store_run leaves them at 0).
-    for run, run_outcomes in zip(runs, [base, head], strict=True):
-        for name in ("passed", "failed", "skipped", "xfail"):
-            setattr(run, name, list(run_outcomes.values()).count(name))
-        run.save()
+    runs = []
+    for sha, run_outcomes, exit_status in ((BASE_SHA, base, 0), (HEAD_SHA, head, 1)):
+        records = [record(nodeid, bucket) for nodeid, bucket in run_outcomes.items()]
+        run = _received(evidence(records, exit=exit_status), repository=repository, sha=sha)
+        run_ingest(run_id=run.pk)
+        runs.append(run)
     patch = PatchFactory(repository=repository, base_sha=BASE_SHA, head_sha=HEAD_SHA)
     return patch, runs, [base, head]
 
@@ -132,33 +155,35 @@ def _report_body(patch):
         return report_compute(patch_id=patch.pk).body
 
 
-def test_the_report_reads_the_packed_outcomes_and_equals_the_one_from_the_results(
+def test_the_report_reads_the_packed_outcomes_and_equals_the_one_from_the_upload(
     patch_with_runs,
 ):
-    patch, runs, outcomes = patch_with_runs
-    from_results = _report_body(patch)
-    for run, run_outcomes in zip(runs, outcomes, strict=True):
-        RunOutcomes.objects.create(run=run, packed=outcomes_pack(_rows(run_outcomes)))
+    patch = patch_with_runs[0]
     with CaptureQueriesContext(connection) as queries:
         from_packed = _report_body(patch)
-    assert from_packed == from_results
-    assert not [q for q in queries.captured_queries if TestResult._meta.db_table in q["sql"]]
+    assert from_packed["figures"]["head"]["skipped"] == 1
+    assert not [q for q in queries.captured_queries if '"evidence_run"."raw"' in q["sql"]]
+    RunOutcomes.objects.all().delete()
+    with CaptureQueriesContext(connection) as queries:
+        from_upload = _report_body(patch)
+    assert from_upload == from_packed
+    assert len([q for q in queries.captured_queries if '"evidence_run"."raw"' in q["sql"]]) == 2
 
 
 def test_packed_outcomes_that_disagree_with_the_run_are_not_used(patch_with_runs):
     patch, runs, outcomes = patch_with_runs
-    from_results = _report_body(patch)
+    from_packed = _report_body(patch)
     # The base's outcomes with one test moved to another bucket: the counts no longer match.
     wrong = {**outcomes[0], "tests/test_a.py::test_0": "failed"}
-    RunOutcomes.objects.create(run=runs[0], packed=outcomes_pack(_rows(wrong)))
-    RunOutcomes.objects.create(run=runs[1], packed=b"garbage")
-    assert _report_body(patch) == from_results
+    RunOutcomes.objects.filter(run=runs[0]).update(packed=outcomes_pack(_rows(wrong)))
+    RunOutcomes.objects.filter(run=runs[1]).update(packed=b"garbage")
+    assert _report_body(patch) == from_packed
 
 
 @pytest.mark.django_db(transaction=True)
 def test_names_interned_meanwhile_by_another_run_still_get_their_results():
     if connection.vendor != "postgresql":
-        pytest.skip("the set-based interning is PostgreSQL's")
+        pytest.skip("SQLite has one writer at a time")
     import psycopg
 
     repository = RepositoryFactory()
@@ -166,6 +191,8 @@ def test_names_interned_meanwhile_by_another_run_still_get_their_results():
     added = [f"tests/test_n.py::test_{n}" for n in range(3)]
     for nodeid in known:
         TestName.objects.create(repository=repository, nodeid=nodeid)
+    for nodeid in known + added:
+        FreezeFactory(repository=repository, nodeid=nodeid)
     run = _received(evidence([record(nodeid) for nodeid in known + added]), repository=repository)
     # Another transaction interns one of the added names and commits only while this ingest
     # waits on it (its ON CONFLICT).

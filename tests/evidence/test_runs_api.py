@@ -11,7 +11,7 @@ from kombu.exceptions import OperationalError as BrokerError
 
 from evidence import uploads
 from evidence.ingest import runs_requeue_received
-from evidence.models import Run, TestName, TestResult, UploadToken
+from evidence.models import Run, RunOutcomes, TestName, TestResult, UploadToken
 from evidence.services import repository_create, token_create
 from evidence.tasks import ingest_run
 from tests.concurrency import at_once, races_need_postgresql
@@ -27,6 +27,8 @@ from tests.evidence.bodies import (
     gzipped,
     record,
 )
+from tests.evidence.stored_runs import stored_outcomes as _buckets
+from tests.factories import FreezeFactory
 
 RUNS = "/api/v1/runs"
 
@@ -52,11 +54,6 @@ def upload(api_client, evidence_token, django_capture_on_commit_callbacks):
     return send
 
 
-def _buckets(run: Run) -> dict[str, str]:
-    rows = TestResult.objects.filter(run=run).values_list("test__nodeid", "bucket")
-    return {nodeid: TestResult.Bucket(bucket).label for nodeid, bucket in rows}
-
-
 def _error(response) -> dict:
     body = response.json()
     assert set(body["error"]) == {"code", "message", "details"}
@@ -65,6 +62,7 @@ def _error(response) -> dict:
 
 def _nothing_stored() -> None:
     assert not Run.objects.exists()
+    assert not RunOutcomes.objects.exists()
     assert not TestName.objects.exists()
     assert not TestResult.objects.exists()
 
@@ -119,7 +117,11 @@ def test_json_upload_is_stored_then_parsed_into_one_bucket_per_node_id(upload, r
     assert run.content_type == "application/json"
 
 
-def test_extras_are_stored_with_the_result(upload):
+def test_extras_are_stored_with_the_result_of_a_tracked_test(upload, repository):
+    tracked = ["tests/test_cart.py::test_discount", "tests/test_net.py::test_fetch"]
+    tracked.append("tests/test_flaky.py::test_retry")
+    for nodeid in tracked:
+        FreezeFactory(repository=repository, nodeid=nodeid)
     upload(MIXED)
     results = {
         result.test.nodeid: result for result in TestResult.objects.select_related("test").all()
@@ -247,7 +249,7 @@ def test_concurrent_identical_uploads_store_one_run():
     assert statuses.count(202) == 1
     assert statuses.count(200) == threads_count - 1
     assert run.status == Run.Status.READY
-    assert TestResult.objects.filter(run=run).count() == len(MIXED_BUCKETS)
+    assert _buckets(run) == MIXED_BUCKETS
 
 
 # --- evidence that cannot be used: stored, then rejected with reasons -----------------------
@@ -286,6 +288,7 @@ def test_unusable_evidence_is_rejected_with_reasons_and_no_results(upload, case)
     assert run.reasons
     assert all(set(reason) == {"path", "message"} for reason in run.reasons)
     assert any(fragment in reason["message"] for reason in run.reasons), run.reasons
+    assert not RunOutcomes.objects.exists()
     assert not TestResult.objects.exists()
     assert not TestName.objects.exists()
 
