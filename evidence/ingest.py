@@ -181,7 +181,7 @@ def run_ingest(*, run_id: int) -> Run | None:
         # The reports of the patches this run completes, from the outcomes in hand: the
         # report task would read them back from the database.
         ahead = reports.reports_ahead(run, parsed.outcomes)
-        results.results_store(run, parsed.rows)
+        results.results_store(run, parsed)
         bodies = [_body(item) for item in ahead]
         run.status = Run.Status.READY
         run.reasons = []

@@ -1,8 +1,9 @@
 """An uploaded run read and checked for storing: the shared reader's evidence, plus the checks
-the database needs that the reader does not make, as one row per node id."""
+the database needs that the reader does not make; a row of results made for each tracked test."""
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,7 +13,7 @@ from config.jsontext import unstorable
 from evidence.models import TestResult
 from evidence.run_outcomes import BUCKETS
 from freezedebt_ci.errors import ProblemCollector
-from freezedebt_ci.evidence import Evidence, parse_evidence, sha_conflict
+from freezedebt_ci.evidence import parse_evidence, sha_conflict
 
 # meta is shown on pages and copied into reports; a few KiB is what the plugin writes.
 MAX_META_BYTES = 64 << 10
@@ -27,11 +28,28 @@ Row = tuple[str, int, float | None, str, str]
 
 @dataclass(frozen=True, slots=True)
 class ParsedRun:
-    rows: list[Row]
     outcomes: dict[str, str]
+    # The optional extras of some node ids (duration, signature, freeze), as the reader kept them.
+    extras: Mapping[str, Mapping[str, Any]]
     counts: dict[str, int]
     exit_code: int
     meta: dict[str, Any]
+
+    def row(self, nodeid: str) -> Row:
+        """The row of results of one of the run's node ids, its extras made storable."""
+        bucket = BUCKETS[self.outcomes[nodeid]]
+        extra = self.extras.get(nodeid)
+        if extra is None:
+            return (nodeid, bucket, None, "", "")
+        signature = extra.get("signature")
+        frozen_by = extra.get("freeze")
+        return (
+            nodeid,
+            bucket,
+            _duration(extra.get("duration")),
+            "" if signature is None else _text(signature, _SIGNATURE_LENGTH),
+            "" if frozen_by is None else _text(frozen_by, _FREEZE_LENGTH),
+        )
 
 
 def run_parse(raw: bytes, *, source: str, sha: str | None = None) -> ParsedRun:
@@ -57,54 +75,40 @@ def run_parse(raw: bytes, *, source: str, sha: str | None = None) -> ParsedRun:
         problems.add(
             "$.meta.sha", f"the evidence was made at commit {own_sha}, not at the run's sha {sha}"
         )
-    rows = _rows(evidence, problems)
+    _check_nodeids(evidence.outcomes, problems)
     problems.raise_if_any()
-    return ParsedRun(rows, evidence.outcomes, evidence.counts(), evidence.exit, evidence.meta)
+    return ParsedRun(
+        evidence.outcomes, evidence.extras, evidence.counts(), evidence.exit, evidence.meta
+    )
 
 
-def _rows(evidence: Evidence, problems: ProblemCollector) -> list[Row]:
-    """One row per node id; the checks the database needs that the reader does not make.
-
-    Written for a few hundred thousand node ids: the usual case (a finite float duration, no
-    signature, no freeze) makes no function call beyond the dictionary lookups.
-    """
-    rows: list[Row] = []
-    append = rows.append
-    extras = evidence.extras
-    for nodeid, bucket in evidence.outcomes.items():
+def _check_nodeids(outcomes: dict[str, str], problems: ProblemCollector) -> None:
+    """Node ids the stored outcomes cannot hold: with a NUL character (their separator), or
+    not encodable (a lone surrogate). Checked on all of them at once, in C; one by one only
+    when that finds something."""
+    text = "\0".join(outcomes)
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        pass
+    else:
+        if text.count("\0") == max(len(outcomes) - 1, 0):
+            return
+    for nodeid in outcomes:
         if "\x00" in nodeid:
             problems.add("$.records[*].nodeid", f"{_quote(nodeid)} contains a NUL character")
-            continue
-        if not nodeid.isascii():
+        elif not nodeid.isascii():
             try:
                 nodeid.encode()
             except UnicodeEncodeError:
                 problems.add("$.records[*].nodeid", f"{_quote(nodeid)} is not valid Unicode")
-                continue
-        extra = extras.get(nodeid)
-        if extra is None:
-            append((nodeid, BUCKETS[bucket], None, "", ""))
-            continue
-        duration = extra.get("duration")
-        # x - x is 0.0 for every finite float, and NaN for infinities and NaN.
-        if type(duration) is not float or duration - duration != 0.0:
-            duration = _duration(duration)
-        signature = extra.get("signature")
-        frozen_by = extra.get("freeze")
-        append(
-            (
-                nodeid,
-                BUCKETS[bucket],
-                duration,
-                "" if signature is None else _text(signature, _SIGNATURE_LENGTH),
-                "" if frozen_by is None else _text(frozen_by, _FREEZE_LENGTH),
-            )
-        )
-    return rows
 
 
 def _duration(value: object) -> float | None:
     """Seconds as a finite float; anything else is dropped (the extra is optional)."""
+    # x - x is 0.0 for every finite float, and NaN for infinities and NaN.
+    if type(value) is float and value - value == 0.0:
+        return value
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     try:

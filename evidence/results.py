@@ -14,7 +14,7 @@ from typing import Any
 from django.db import connection
 
 from evidence.models import Repository, Run, RunOutcomes, TestName, TestResult
-from evidence.parsing import Row
+from evidence.parsing import ParsedRun
 from evidence.run_outcomes import BUCKETS, outcomes_find, outcomes_pack, outcomes_store
 from ledger.models import Freeze
 
@@ -27,15 +27,15 @@ RECENT_RUNS = 20
 _CHUNK = 500
 
 
-def results_store(run: Run, rows: Sequence[Row]) -> None:
+def results_store(run: Run, parsed: ParsedRun) -> None:
     """Store a run's packed outcomes and the results of the tests its repository tracks, in the
     transaction that marks the run ready."""
-    outcomes_store(run, outcomes_pack(rows))
+    outcomes_store(run, outcomes_pack(parsed.outcomes))
     tracked = tracked_nodeids(run.repository_id, lock=True)
-    if not tracked:
+    rows = [parsed.row(nodeid) for nodeid in sorted(tracked) if nodeid in parsed.outcomes]
+    if not rows:
         return
-    mine = [row for row in rows if row[0] in tracked]
-    names = _interned(run.repository_id, [row[0] for row in mine])
+    names = _interned(run.repository_id, [row[0] for row in rows])
     TestResult.objects.bulk_create(
         (
             TestResult(
@@ -46,7 +46,7 @@ def results_store(run: Run, rows: Sequence[Row]) -> None:
                 signature=signature,
                 freeze=frozen_by,
             )
-            for nodeid, bucket, duration, signature, frozen_by in mine
+            for nodeid, bucket, duration, signature, frozen_by in rows
         ),
         batch_size=_CHUNK,
     )

@@ -8,9 +8,9 @@ NUL characters (a node id never holds one: the ingest rejects it), all zlib-comp
 
 import zlib
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping
 from itertools import accumulate, chain, compress, repeat
-from operator import eq, itemgetter, ne
+from operator import eq, ne
 
 from django.db import connection
 
@@ -33,23 +33,22 @@ _PACKED = (PASSED, FAILED, SKIPPED, XFAIL)
 _OUTCOMES_LEVEL = 1
 
 
-def outcomes_pack(rows: Sequence[tuple[str, int, object, object, object]]) -> bytes:
-    """The outcomes of a run's rows (node id and stored bucket first) as stored in RunOutcomes.
+def outcomes_pack(outcomes: Mapping[str, str]) -> bytes:
+    """The outcomes of a run (node id: the rules' bucket) as stored in RunOutcomes.
 
     Every node id must be free of NUL characters (the ingest has checked it).
     """
-    nodeids = list(map(itemgetter(0), rows))
-    buckets = list(map(itemgetter(1), rows))
+    nodeids = list(outcomes)
+    buckets = list(outcomes.values())
     # Nearly all node ids pass: those are picked out without a Python-level step per node id,
     # and only the others are grouped one by one.
-    groups: dict[int, list[str]] = {BUCKETS[name]: [] for name in _PACKED}
-    passed = BUCKETS[PASSED]
-    groups[passed] = list(compress(nodeids, map(eq, buckets, repeat(passed))))
+    groups: dict[str, list[str]] = {name: [] for name in _PACKED}
+    groups[PASSED] = list(compress(nodeids, map(eq, buckets, repeat(PASSED))))
     for nodeid, bucket in compress(
-        zip(nodeids, buckets, strict=True), map(ne, buckets, repeat(passed))
+        zip(nodeids, buckets, strict=True), map(ne, buckets, repeat(PASSED))
     ):
         groups[bucket].append(nodeid)
-    ordered = [groups[BUCKETS[name]] for name in _PACKED]
+    ordered = [groups[name] for name in _PACKED]
     header = " ".join([OUTCOMES_FORMAT, *(str(len(group)) for group in ordered)])
     text = "\0".join(chain.from_iterable(ordered))
     return zlib.compress(f"{header}\n{text}".encode(), _OUTCOMES_LEVEL)

@@ -6,6 +6,7 @@ from collections import Counter
 from django.utils import timezone
 
 from evidence.models import Run, RunOutcomes, TestResult
+from evidence.parsing import ParsedRun
 from evidence.results import results_store
 from evidence.run_outcomes import outcomes_unpack
 from tests.factories import RunFactory
@@ -39,11 +40,11 @@ def store_run(
     )
     if status != Run.Status.READY:
         return run
-    rows = [(nodeid, BUCKETS[bucket], None, "", "") for nodeid, bucket in outcomes.items()]
     counts = Counter(outcomes.values())
     Run.objects.filter(pk=run.pk).update(**{bucket: counts[bucket] for bucket in BUCKETS})
     run.refresh_from_db()
-    results_store(run, rows)
+    counted = {bucket: counts[bucket] for bucket in BUCKETS}
+    results_store(run, ParsedRun(dict(outcomes), {}, counted, run.exit_code or 0, run.meta))
     return run
 
 

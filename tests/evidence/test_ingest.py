@@ -253,8 +253,8 @@ def test_a_failure_midway_leaves_the_run_received_and_a_retry_finishes_it(
     run = _received(MIXED, repository=repository)
     real_store = results.results_store
 
-    def store_then_die(run, rows):
-        real_store(run, rows)
+    def store_then_die(run, parsed):
+        real_store(run, parsed)
         raise RuntimeError("worker killed")
 
     monkeypatch.setattr(results, "results_store", store_then_die)
@@ -362,8 +362,8 @@ def test_deleting_a_run_while_it_is_ingested_leaves_no_results_behind(
     stored = threading.Event()
     real_store = results.results_store
 
-    def store_then_linger(run, rows):
-        real_store(run, rows)
+    def store_then_linger(run, parsed):
+        real_store(run, parsed)
         stored.set()  # the results are written, not committed yet
         time.sleep(0.5)
 

@@ -14,9 +14,8 @@ from django.test.utils import CaptureQueriesContext
 
 from evidence.ingest import run_ingest
 from evidence.models import Run, RunOutcomes, TestName, TestResult
-from evidence.parsing import Row
 from evidence.reports import report_compute
-from evidence.run_outcomes import BUCKETS, outcomes_find, outcomes_pack, outcomes_unpack
+from evidence.run_outcomes import outcomes_find, outcomes_pack, outcomes_unpack
 from tests.evidence.bodies import MIXED, MIXED_BUCKETS, evidence, record
 from tests.factories import FreezeFactory, PatchFactory, RepositoryFactory, RunFactory
 
@@ -40,10 +39,6 @@ def _received(body: bytes, **fields) -> Run:
     )
 
 
-def _rows(outcomes: dict[str, str]) -> list[Row]:
-    return [(nodeid, BUCKETS[bucket], None, "", "") for nodeid, bucket in outcomes.items()]
-
-
 @pytest.fixture(autouse=True)
 def _no_reports(monkeypatch):
     monkeypatch.setattr("evidence.reports.enqueue_reports_for_run", lambda run, **_: None)
@@ -59,7 +54,7 @@ def _no_reports(monkeypatch):
     ],
 )
 def test_outcomes_round_trip(outcomes):
-    unpacked, counts = outcomes_unpack(outcomes_pack(_rows(outcomes)))
+    unpacked, counts = outcomes_unpack(outcomes_pack(outcomes))
     assert unpacked == outcomes
     assert counts == {
         name: list(outcomes.values()).count(name)
@@ -97,7 +92,7 @@ OUTCOMES = dict(zip(UNUSUAL, ["xfail", "failed", "passed", "skipped", "failed"],
     ],
 )
 def test_finding_node_ids_in_packed_outcomes_agrees_with_unpacking_them(outcomes):
-    packed = outcomes_pack(_rows(outcomes))
+    packed = outcomes_pack(outcomes)
     asked = [*outcomes, "t.py::", "t.py::a\0t.py::ab", "", "nope", "a", "t.py::ab", "ab"]
     assert outcomes_find(packed, asked) == {
         nodeid: bucket for nodeid, bucket in outcomes_unpack(packed)[0].items() if nodeid in asked
@@ -175,7 +170,7 @@ def test_packed_outcomes_that_disagree_with_the_run_are_not_used(patch_with_runs
     from_packed = _report_body(patch)
     # The base's outcomes with one test moved to another bucket: the counts no longer match.
     wrong = {**outcomes[0], "tests/test_a.py::test_0": "failed"}
-    RunOutcomes.objects.filter(run=runs[0]).update(packed=outcomes_pack(_rows(wrong)))
+    RunOutcomes.objects.filter(run=runs[0]).update(packed=outcomes_pack(wrong))
     RunOutcomes.objects.filter(run=runs[1]).update(packed=b"garbage")
     assert _report_body(patch) == from_packed
 

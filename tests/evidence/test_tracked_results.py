@@ -89,8 +89,8 @@ def test_a_test_frozen_while_a_run_is_stored_gets_that_runs_result(
     stored = threading.Event()
     real_store = results.results_store
 
-    def store_then_linger(run, rows):
-        real_store(run, rows)
+    def store_then_linger(run, parsed):
+        real_store(run, parsed)
         stored.set()  # the run's results are written, not committed yet
         time.sleep(0.5)
 
