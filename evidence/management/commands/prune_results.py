@@ -15,8 +15,9 @@ def _days(value: str) -> int:
 
 class Command(BaseCommand):
     help = (
-        "Delete the per-test results of runs older than DAYS, except runs that patches of the "
-        "last DAYS use as base or head. Runs, their counts and their uploads are kept."
+        "Delete the rows of results (those of the tests ledgers freeze or froze) of runs older "
+        "than DAYS, except runs that patches of the last DAYS use as base or head. Runs, their "
+        "counts, packed outcomes and uploads are kept."
     )
 
     def add_arguments(self, parser):
@@ -33,4 +34,4 @@ class Command(BaseCommand):
                 f"Kept the results of {summary.kept_runs} older run(s) that patches of the "
                 f"last {older_than} day(s) use."
             )
-        self.stdout.write("Runs, their counts and their stored uploads are kept.")
+        self.stdout.write("Runs, their counts, packed outcomes and stored uploads are kept.")
