@@ -333,6 +333,14 @@ def _maxrss_mib() -> float:
     return maxrss / 2**20 if sys.platform == "darwin" else maxrss / 2**10
 
 
+def _profile(func: Callable[[], object], order: str, lines: int) -> None:
+    profiler = cProfile.Profile()
+    profiler.enable()
+    func()
+    profiler.disable()
+    pstats.Stats(profiler).sort_stats(order).print_stats(lines)
+
+
 def breakdown(bench: Bench, *, fresh: bool = False) -> dict[str, float]:
     """One untimed round of (a), or of (c) when ``fresh``, with the main steps timed (by
     wrapping them)."""
@@ -474,17 +482,9 @@ def main(argv: list[str] | None = None) -> int:
 
         if args.profile:
             sha, _ = bench.prepare_real()
-            profiler = cProfile.Profile()
-            profiler.enable()
-            bench.real(sha)
-            profiler.disable()
-            pstats.Stats(profiler).sort_stats("cumulative").print_stats(40)
+            _profile(lambda: bench.real(sha), "cumulative", 40)
             client, _ = bench.prepare_fresh()
-            profiler = cProfile.Profile()
-            profiler.enable()
-            bench.fresh(client)
-            profiler.disable()
-            pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+            _profile(lambda: bench.fresh(client), "tottime", 25)
     finally:
         teardown()
     within = ratio <= TARGET_RATIO and fresh_ratio <= TARGET_RATIO

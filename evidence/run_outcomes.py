@@ -18,14 +18,13 @@ from evidence.binary_columns import write_bytes
 from evidence.models import Run, RunOutcomes, TestResult
 from freezedebt_ci.outcomes import FAILED, PASSED, SKIPPED, XFAIL
 
-# The stored bucket of each of the rules' buckets, and the other way round.
+# The stored bucket (TestResult.Bucket) of each of the rules' buckets.
 BUCKETS = {
     PASSED: TestResult.Bucket.PASSED.value,
     FAILED: TestResult.Bucket.FAILED.value,
     SKIPPED: TestResult.Bucket.SKIPPED.value,
     XFAIL: TestResult.Bucket.XFAIL.value,
 }
-BUCKET_NAMES = {number: name for name, number in BUCKETS.items()}
 
 OUTCOMES_FORMAT = "freezedebt-outcomes/1"
 _PACKED = (PASSED, FAILED, SKIPPED, XFAIL)

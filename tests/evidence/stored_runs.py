@@ -41,9 +41,9 @@ def store_run(
     if status != Run.Status.READY:
         return run
     counts = Counter(outcomes.values())
-    Run.objects.filter(pk=run.pk).update(**{bucket: counts[bucket] for bucket in BUCKETS})
-    run.refresh_from_db()
     counted = {bucket: counts[bucket] for bucket in BUCKETS}
+    Run.objects.filter(pk=run.pk).update(**counted)
+    run.refresh_from_db()
     results_store(run, ParsedRun(dict(outcomes), {}, counted, run.exit_code or 0, run.meta))
     return run
 

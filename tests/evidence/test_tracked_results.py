@@ -8,6 +8,7 @@ from functools import partial
 
 import pytest
 
+from dashboards.selectors.freeze import freeze_detail
 from evidence import results
 from evidence.ingest import run_ingest
 from evidence.models import Run, TestName, TestResult
@@ -35,7 +36,9 @@ def _results(nodeid: str) -> dict[int, str]:
     return {run_id: TestResult.Bucket(bucket).label for run_id, bucket in rows}
 
 
-def test_a_newly_frozen_test_gets_its_results_in_the_recent_runs(repository, reports_enqueued):
+def test_a_newly_frozen_test_gets_its_results_in_the_recent_runs(
+    repository, staff, reports_enqueued
+):
     runs = [
         _ingested(repository, n, {ROUNDING: "failed" if n % 3 else "passed", OTHER: "passed"})
         for n in range(RECENT_RUNS + 2)
@@ -51,6 +54,11 @@ def test_a_newly_frozen_test_gets_its_results_in_the_recent_runs(repository, rep
         run.pk: "failed" if n % 3 else "passed" for n, run in enumerate(runs[:-1]) if run in recent
     }
     assert not _results(OTHER)
+    # The freeze page shows them, newest first: the run without the test as "not run".
+    page = freeze_detail(user=staff, repository_slug=repository.slug, freeze_id="FRZ-014")
+    assert [row["outcome"] for row in page["outcomes"]] == ["not run"] + [
+        "failed" if n % 3 else "passed" for n in reversed(range(3, RECENT_RUNS + 2))
+    ]
     # From now on each run stores it.
     latest = _ingested(repository, 100, {ROUNDING: "skipped", OTHER: "passed"})
     assert _results(ROUNDING)[latest.pk] == "skipped"
